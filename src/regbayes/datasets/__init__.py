@@ -1,0 +1,59 @@
+"""Data for regbayes: the papers' synthetic generators, svmlight/LIBSVM loading, and
+cached, checksummed fetchers for their public data sets.
+
+Synthetic (NumPy only, ``random_state`` = None, int or ``np.random.Generator``):
+
+* ``make_bayes_svm_2d`` -- paper 000, Section 5.1.1 (hinge pseudo-likelihood, Sec. 3.3)
+* ``make_dp_mixture_svm`` -- paper 001, synthetic Settings I and II (eq. 37)
+* ``make_higgs_like`` -- a HIGGS-shaped stand-in (28 features, ~64 % linear accuracy)
+* ``make_multiclass_blobs`` -- thin wrapper of ``sklearn.datasets.make_classification``
+* ``load_breast_cancer_standardized`` -- scikit-learn's bundled data, train-only scaling
+
+Files: ``load_svmlight`` (plain/gz/bz2/xz). Public data sets: ``fetch_realsim``,
+``fetch_ijcnn1``, ``fetch_higgs``, ``fetch_dataset_files``; ``list_datasets`` and
+``get_data_home`` describe the registry and the cache (``$REGBAYES_DATA``; mirrors via
+``base_url`` or ``$REGBAYES_DATA_URL``).
+"""
+
+from .breast_cancer import load_breast_cancer_standardized
+from .dense import read_csv_dense, read_svmlight_dense
+from .download import (
+    ChecksumError,
+    DownloadError,
+    fetch_file,
+    get_data_home,
+    resolve_base_url,
+    sha256_of,
+)
+from .dp_mixture import make_dp_mixture_svm
+from .fetch import fetch_dataset_files, fetch_higgs, fetch_ijcnn1, fetch_realsim
+from .higgs_like import make_higgs_like
+from .registry import DatasetSpec, RemoteFile, get_dataset, list_datasets
+from .svmlight import load_svmlight
+from .synthetic import hinge_label_probability, make_bayes_svm_2d, make_multiclass_blobs
+
+__all__ = [
+    "make_bayes_svm_2d",
+    "hinge_label_probability",
+    "make_dp_mixture_svm",
+    "make_higgs_like",
+    "make_multiclass_blobs",
+    "load_breast_cancer_standardized",
+    "load_svmlight",
+    "read_svmlight_dense",
+    "read_csv_dense",
+    "get_data_home",
+    "resolve_base_url",
+    "sha256_of",
+    "fetch_file",
+    "fetch_dataset_files",
+    "fetch_realsim",
+    "fetch_ijcnn1",
+    "fetch_higgs",
+    "list_datasets",
+    "get_dataset",
+    "DatasetSpec",
+    "RemoteFile",
+    "DownloadError",
+    "ChecksumError",
+]

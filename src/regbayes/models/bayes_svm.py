@@ -1,0 +1,316 @@
+"""``BayesianSVC``: the Bayesian linear SVM of paper 000, section 3.3, as a scikit-learn classifier.
+
+Posterior (a Gibbs classifier, RegBayes with the expected hinge loss, eq. 3):
+
+    p(eta | D)  ∝  N(eta; 0, nu^2 I)  prod_d exp(-c * max(0, l - y_d eta^T x_d))
+
+binary, or with the Crammer–Singer hinge ``max(0, l + max_{y != y_d} eta_y^T x_d -
+eta_{y_d}^T x_d)`` for three or more classes (eqs. 16–17). The Gibbs sampler with data
+augmentation handles several classes one-vs-rest (paper 000, section 5.2), so its
+multi-class posterior is the product of K binary ones.
+
+With ``fit_intercept=True`` a constant feature 1 is appended, so the intercept has the
+same N(0, nu^2) prior as the weights.
+"""
+from __future__ import annotations
+
+import math
+import warnings
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import scipy.sparse as sp
+from sklearn.base import BaseEstimator, ClassifierMixin
+from sklearn.preprocessing import LabelEncoder
+from sklearn.utils.multiclass import check_classification_targets
+from sklearn.utils.validation import check_is_fitted, validate_data
+
+from .. import schedules
+from .._x64 import maybe_x64
+from ..inference import sample, to_inference_data
+from ..potentials import SVMData, build_potential, csr_to_padded, gibbs_svm
+from ..samplers import shmc, srwm, ssgld, ssgnht
+from ._validation import check_choice, check_finite_features, check_int, check_positive
+
+SAMPLERS = ("gibbs", "shmc", "ssgld", "ssgnht", "srwm")
+SCHEDULES = ("adagrad", "polynomial", "constant")
+MAX_GIBBS_FEATURES = 5000
+
+# Default step sizes in units of sigma_ref = (1/nu^2 + c N mean(x^2))^(-1/2), a scale of
+# the posterior's width (the hinge has no curvature, so this is the Gaussian analogue);
+# SSGLD with AdaGrad is preconditioned and its h is dimensionless. Chosen on standardised
+# data against long Gibbs runs (tests/models/test_bayes_svm_defaults.py).
+DEFAULT_RELATIVE_STEP = {"ssgld": 0.5, "ssgnht": 0.15, "shmc": 0.4, "srwm": 1.0}
+DEFAULT_ADAGRAD_STEP = 0.2
+
+
+class BayesianSVC(ClassifierMixin, BaseEstimator):
+    """Bayesian linear SVM with a full posterior over the weights.
+
+    Parameters
+    ----------
+    C : float, default=1.0
+        c, the scale of the hinge pseudo-likelihood ``exp(-c max(0, l - y f))``.
+    margin : float, default=1.0
+        l, the margin (cost of a wrong prediction).
+    prior_scale : float, default=1.0
+        nu, the standard deviation of the Gaussian prior on the weights and intercept.
+    sampler : {"ssgld", "ssgnht", "shmc", "gibbs", "srwm"}, default="ssgld"
+        Inference engine: stochastic subgradient Langevin (eq. 13), stochastic subgradient
+        Nosé–Hoover thermostat (eq. 14), subgradient HMC with MH correction (eq. 9),
+        Gibbs with data augmentation (exact), stochastic random-walk Metropolis.
+    n_draws, n_warmup, n_chains, thin : int
+        Draws kept per chain, warm-up steps discarded, chains run side by side (vmap),
+        and the thinning interval.
+    batch_size : int, default=100
+        Minibatch size |D~| of the stochastic samplers (ssgld, ssgnht, srwm's test
+        increment). Larger than the number of rows: clipped to it with a warning.
+    step_size : float or callable, optional
+        h (``t -> h_t`` if callable). Default: chosen from the data size (see
+        ``DEFAULT_RELATIVE_STEP``); for srwm, the proposal standard deviation.
+    schedule : {"adagrad", "polynomial", "constant"}, default="adagrad"
+        Step schedule of ssgld and ssgnht. "adagrad" is SSGLD's per-coordinate
+        preconditioner (constant h); other samplers read it as "constant".
+        "polynomial" is ``h0 (1 + t)^(-0.33)`` with h0 set so that the step at the end of
+        warm-up equals the constant default.
+    fit_intercept : bool, default=True
+    prediction : {"mean", "gibbs"}, default="mean"
+        ``predict`` by the posterior-mean discriminant, or by one posterior draw per call
+        (the Gibbs classifier).
+    n_leapfrog : int, default=10
+        Leapfrog steps per shmc iteration.
+    random_state : int, default=0
+    progress : bool, default=False
+        Show a progress bar.
+    """
+
+    def __init__(
+        self,
+        C=1.0,
+        margin=1.0,
+        prior_scale=1.0,
+        sampler="ssgld",
+        n_draws=1000,
+        n_warmup=1000,
+        n_chains=1,
+        thin=1,
+        batch_size=100,
+        step_size=None,
+        schedule="adagrad",
+        fit_intercept=True,
+        prediction="mean",
+        n_leapfrog=10,
+        random_state=0,
+        progress=False,
+    ):
+        self.C = C
+        self.margin = margin
+        self.prior_scale = prior_scale
+        self.sampler = sampler
+        self.n_draws = n_draws
+        self.n_warmup = n_warmup
+        self.n_chains = n_chains
+        self.thin = thin
+        self.batch_size = batch_size
+        self.step_size = step_size
+        self.schedule = schedule
+        self.fit_intercept = fit_intercept
+        self.prediction = prediction
+        self.n_leapfrog = n_leapfrog
+        self.random_state = random_state
+        self.progress = progress
+
+    # ------------------------------------------------------------------ checks
+    def _check_params(self, n_samples):
+        check_positive("C", self.C)
+        check_positive("margin", self.margin)
+        check_positive("prior_scale", self.prior_scale)
+        check_choice("sampler", self.sampler, SAMPLERS)
+        check_int("n_draws", self.n_draws, 1)
+        check_int("n_warmup", self.n_warmup, 0)
+        check_int("n_chains", self.n_chains, 1)
+        check_int("thin", self.thin, 1)
+        check_int("batch_size", self.batch_size, 1)
+        check_int("n_leapfrog", self.n_leapfrog, 1)
+        check_choice("prediction", self.prediction, ("mean", "gibbs"))
+        if not callable(self.schedule):
+            check_choice("schedule", self.schedule, SCHEDULES)
+        if self.step_size is not None and not callable(self.step_size):
+            check_positive("step_size", self.step_size)
+        batch_size = self.batch_size
+        if batch_size > n_samples:
+            warnings.warn(
+                f"batch_size={batch_size} is larger than the {n_samples} training rows; "
+                f"using batch_size={n_samples} (full data)",
+                UserWarning,
+                stacklevel=3,
+            )
+            batch_size = n_samples
+        return batch_size
+
+    def _prepare_X(self, X, dtype):
+        """Dense JAX array or padded sparse rows, with the intercept column appended."""
+        if sp.issparse(X):
+            return csr_to_padded(X, dtype=dtype, intercept=self.fit_intercept)
+        X = np.asarray(X, dtype=dtype)
+        if self.fit_intercept:
+            X = np.hstack([X, np.ones((X.shape[0], 1), dtype=dtype)])
+        return jnp.asarray(X)
+
+    # ------------------------------------------------------------------ steps
+    def _sigma_ref(self, X, n):
+        sq = X.multiply(X).mean() if sp.issparse(X) else float(np.mean(np.square(X)))
+        if self.fit_intercept:
+            sq = (sq * X.shape[1] + 1.0) / (X.shape[1] + 1)
+        return 1.0 / math.sqrt(1.0 / self.prior_scale**2 + self.C * n * float(sq))
+
+    def _step_schedule(self, X, n):
+        if self.sampler == "gibbs":
+            return 1.0, None
+        preconditioner = "adagrad" if (self.sampler == "ssgld" and self.schedule == "adagrad") else None
+        if self.step_size is not None:
+            h = self.step_size
+        elif preconditioner:
+            h = DEFAULT_ADAGRAD_STEP
+        else:
+            h = DEFAULT_RELATIVE_STEP[self.sampler] * self._sigma_ref(X, n)
+            if self.sampler == "srwm":
+                h /= math.sqrt(X.shape[1] + int(self.fit_intercept))
+        if callable(self.schedule):
+            return self.schedule, preconditioner
+        if self.schedule == "polynomial" and self.sampler in ("ssgld", "ssgnht") and not callable(h):
+            gamma = 0.33
+            h0 = h * (1.0 + max(self.n_warmup, 1)) ** gamma
+            return schedules.polynomial(h0, b=1.0, gamma=gamma), preconditioner
+        return h, preconditioner
+
+    def _kernel(self, batch_size, preconditioner):
+        if self.sampler == "gibbs":
+            return gibbs_svm()
+        if self.sampler == "shmc":
+            return shmc(build_potential(None), self.n_leapfrog, True)
+        potential = build_potential(batch_size)
+        if self.sampler == "ssgld":
+            return ssgld(potential, preconditioner)
+        if self.sampler == "ssgnht":
+            return ssgnht(potential)
+        return srwm(potential)
+
+    # ------------------------------------------------------------------ fit
+    def fit(self, X, y):
+        """Sample the posterior of the weights given training data ``X`` (dense or sparse), ``y``."""
+        X, y = validate_data(self, X, y, accept_sparse="csr", dtype=[np.float64, np.float32], copy=False)
+        check_finite_features(X)
+        check_classification_targets(y)
+        n, d = X.shape
+        batch_size = self._check_params(n)
+        encoder = LabelEncoder().fit(y)
+        self.classes_ = encoder.classes_
+        if len(self.classes_) < 2:
+            raise ValueError(f"y has a single class ({self.classes_[0]!r}); a classifier needs at least two")
+        codes = encoder.transform(y)
+        n_classes = len(self.classes_)
+        use_x64 = self.sampler == "gibbs"
+        if use_x64 and d + int(self.fit_intercept) > MAX_GIBBS_FEATURES:
+            raise ValueError(
+                f"sampler='gibbs' forms a dense {d} x {d} precision matrix per sweep; with "
+                f"{d} features use 'ssgld' or 'ssgnht' (limit {MAX_GIBBS_FEATURES})"
+            )
+        h, preconditioner = self._step_schedule(X, n)
+        kernel = self._kernel(batch_size, preconditioner)
+        dim = d + int(self.fit_intercept)
+        shape = (dim,) if n_classes == 2 else (n_classes, dim)
+        key = jax.random.key(int(np.random.RandomState(self.random_state).randint(2**31 - 1)))
+        with maybe_x64(use_x64):
+            dtype = np.float64 if use_x64 else np.float32
+            labels = (2.0 * codes - 1.0).astype(dtype) if n_classes == 2 else codes.astype(np.int32)
+            data = SVMData(
+                self._prepare_X(X, dtype),
+                jnp.asarray(labels),
+                jnp.asarray(self.C, dtype),
+                jnp.asarray(self.margin, dtype),
+                jnp.asarray(self.prior_scale, dtype),
+            )
+            init = jnp.zeros((self.n_chains, *shape), dtype)
+            result = sample(
+                kernel,
+                data,
+                init,
+                key,
+                n_warmup=self.n_warmup,
+                n_draws=self.n_draws,
+                thin=self.thin,
+                step_size=h,
+                progress=self.progress,
+                desc=f"BayesianSVC[{self.sampler}]",
+            )
+        self._store(result, shape, d)
+        return self
+
+    def _store(self, result, shape, d):
+        draws = result.positions.reshape(-1, *shape).astype(np.float64)
+        weights, intercepts = (draws[..., :d], draws[..., d]) if self.fit_intercept else (draws, np.zeros(draws.shape[:-1]))
+        self.coef_samples_ = weights
+        self.intercept_samples_ = intercepts
+        self.coef_ = weights.mean(axis=0)
+        self.intercept_ = intercepts.mean(axis=0)
+        self.idata_ = to_inference_data(result, var_name="eta")
+        self.trace_ = {
+            "iteration": result.iteration,
+            "wall_time": result.wall_time,
+            "potential": np.nanmean(result.potential, axis=0),
+            "step_size": result.step_size,
+            "compile_seconds": result.compile_seconds,
+            "sampling_seconds": result.sampling_seconds,
+        }
+        self._gibbs_rng = np.random.default_rng(self.random_state)
+
+    # ------------------------------------------------------------------ predict
+    def _discriminant(self, X, coef, intercept):
+        scores = X @ coef.T + intercept
+        return np.asarray(scores)
+
+    def _check_X(self, X):
+        check_is_fitted(self, "coef_")
+        X = validate_data(self, X, accept_sparse="csr", reset=False, dtype=[np.float64, np.float32])
+        check_finite_features(X)
+        return X
+
+    def _labels_from_scores(self, scores):
+        if scores.ndim == 1:
+            return self.classes_[(scores > 0).astype(int)]
+        return self.classes_[np.argmax(scores, axis=1)]
+
+    def decision_function(self, X):
+        """Posterior-mean discriminant ``E[eta]^T x`` ((n,) binary, (n, K) multi-class)."""
+        X = self._check_X(X)
+        return self._discriminant(X, self.coef_, self.intercept_)
+
+    def predict(self, X):
+        """Labels from the posterior-mean discriminant, or from one posterior draw per call
+        when ``prediction="gibbs"`` (the Gibbs classifier)."""
+        X = self._check_X(X)
+        if self.prediction == "gibbs":
+            s = self._gibbs_rng.integers(len(self.coef_samples_))
+            return self._labels_from_scores(self._discriminant(X, self.coef_samples_[s], self.intercept_samples_[s]))
+        return self._labels_from_scores(self._discriminant(X, self.coef_, self.intercept_))
+
+    def predict_proba(self, X, max_draws=1000):
+        """Vote fractions of the Gibbs classifier: the share of posterior draws (at most
+        ``max_draws``, evenly spaced) that predict each class."""
+        X = self._check_X(X)
+        n_total = len(self.coef_samples_)
+        index = np.unique(np.linspace(0, n_total - 1, min(n_total, max_draws)).astype(int))
+        n_classes = len(self.classes_)
+        votes = np.zeros((X.shape[0], n_classes))
+        for s in index:
+            scores = self._discriminant(X, self.coef_samples_[s], self.intercept_samples_[s])
+            winner = (scores > 0).astype(int) if scores.ndim == 1 else np.argmax(scores, axis=1)
+            votes[np.arange(X.shape[0]), winner] += 1
+        return votes / len(index)
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.input_tags.sparse = True
+        return tags

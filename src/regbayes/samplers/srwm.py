@@ -1,0 +1,105 @@
+"""Stochastic random-walk Metropolis with the sequential approximate MH test
+(Korattikara, Chen & Welling 2014), the baseline of paper 000, section 5.1.
+
+Proposal ``theta' = theta + s * N(0, I)`` (``s = step_size``; the paper's proposal
+variance 0.01 is ``s = 0.1``). The exact MH test accepts when
+
+    mean_d Lambda_d > mu0,   Lambda_d = log psi_d(theta') - log psi_d(theta),
+    mu0 = (1/N) [log u + log p0(theta) - log p0(theta')],   u ~ U(0, 1).
+
+The sequential test estimates the mean of ``Lambda`` from a growing sample drawn without
+replacement, ``batch_size`` rows at a time. With ``n`` rows seen, sample mean ``m``,
+sample standard deviation ``s_l`` and the finite-population standard error
+``se = s_l / sqrt(n) * sqrt(1 - (n - 1) / (N - 1))``, it stops as soon as
+
+    delta = 1 - F_{n-1}(|m - mu0| / se) < epsilon        (Student-t tail)
+
+and accepts iff ``m > mu0``; at ``n = N`` the decision is exact. Rows are visited in the
+order ``(offset + j * stride) mod N`` with ``stride`` a prime larger than N, a random
+permutation of all N rows drawn in O(1) per step (a prime ``p > N`` is coprime to N, so
+the orbit covers every row once).
+"""
+from __future__ import annotations
+
+import functools
+from typing import NamedTuple
+
+import jax
+import jax.numpy as jnp
+from jax.scipy.special import betainc
+
+from .base import Potential, SamplingAlgorithm, StepInfo
+
+
+class SRWMState(NamedTuple):
+    position: jnp.ndarray
+
+
+def _primes_above(n: int, count: int) -> list[int]:
+    """The first ``count`` primes larger than ``n`` (host side, once per data size)."""
+    primes, candidate = [], n + 1
+    while len(primes) < count:
+        if candidate > 1 and all(candidate % p for p in range(2, int(candidate**0.5) + 1)):
+            primes.append(candidate)
+        candidate += 1
+    return primes
+
+
+def student_t_tail(t, dof):
+    """``1 - F(|t|)`` for Student's t with ``dof`` degrees of freedom (via the incomplete beta)."""
+    x = dof / (dof + t**2)
+    return 0.5 * betainc(dof / 2.0, 0.5, x)
+
+
+@functools.lru_cache(maxsize=None)
+def srwm(potential: Potential, epsilon: float = 0.05) -> SamplingAlgorithm:
+    """Build the stochastic random-walk Metropolis kernel; ``epsilon`` is the test's error bound."""
+    if not 0 < epsilon < 0.5:
+        raise ValueError(f"epsilon must be in (0, 0.5), got {epsilon}")
+
+    def init(key, position, data):
+        del key, data
+        return SRWMState(position)
+
+    def step(key, state, data, step_size):
+        n = potential.n_data(data)
+        m = min(potential.batch_size or n, n)
+        strides = jnp.asarray([p % n if n > 1 else 1 for p in _primes_above(n, 32)], jnp.int32)
+        k_prop, k_u, k_perm, k_off = jax.random.split(key, 4)
+        theta = state.position
+        proposal = theta + step_size * jax.random.normal(k_prop, theta.shape, theta.dtype)
+        stride = jax.random.choice(k_perm, strides)
+        offset = jax.random.randint(k_off, (), 0, n)
+        log_u = jnp.log(jax.random.uniform(k_u, minval=1e-38))
+        mu0 = (log_u + potential.log_prior(theta, data) - potential.log_prior(proposal, data)) / n
+
+        def cond(carry):
+            n_seen, _, _, done = carry
+            return jnp.logical_not(done)
+
+        def body(carry):
+            n_seen, total, total_sq, _ = carry
+            j = n_seen + jnp.arange(m)
+            valid = j < n
+            idx = (offset + jnp.minimum(j, n - 1) * stride) % n
+            lam = potential.log_lik_terms(proposal, data, idx) - potential.log_lik_terms(theta, data, idx)
+            lam = jnp.where(valid, lam, 0.0)
+            n_seen = jnp.minimum(n_seen + m, n)
+            total = total + jnp.sum(lam)
+            total_sq = total_sq + jnp.sum(lam**2)
+            mean = total / n_seen
+            var = jnp.maximum(total_sq / n_seen - mean**2, 0.0) * n_seen / jnp.maximum(n_seen - 1, 1)
+            fpc = jnp.maximum(1.0 - (n_seen - 1.0) / max(n - 1, 1), 0.0)
+            se = jnp.sqrt(var / n_seen * fpc)
+            tail = student_t_tail(jnp.abs(mean - mu0) / jnp.maximum(se, 1e-30), jnp.maximum(n_seen - 1.0, 1.0))
+            done = (n_seen >= n) | ((se > 0) & (tail < epsilon))
+            return n_seen, total, total_sq, done
+
+        zero = jnp.zeros((), theta.dtype)
+        n_seen, total, _, _ = jax.lax.while_loop(cond, body, (jnp.asarray(0), zero, zero, jnp.asarray(False)))
+        accept = total / n_seen > mu0
+        position = jnp.where(accept, proposal, theta)
+        info = StepInfo(jnp.full((), jnp.nan, theta.dtype), accept.astype(theta.dtype), n_seen)
+        return SRWMState(position), info
+
+    return SamplingAlgorithm(init, step, "srwm")
