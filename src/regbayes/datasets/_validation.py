@@ -12,6 +12,7 @@ import numpy as np
 
 __all__ = [
     "check_generator",
+    "int_seed",
     "check_positive_int",
     "check_real",
     "check_float_dtype",
@@ -38,6 +39,16 @@ def check_generator(random_state) -> np.random.Generator:
         "random_state must be None, an int or a np.random.Generator, "
         f"got {type(random_state).__name__}"
     )
+
+
+def int_seed(random_state) -> int:
+    """An int seed for APIs that take only ints (scikit-learn): an int is kept as is,
+    so results equal the wrapped function's with that seed; a Generator (or None)
+    supplies one draw."""
+    rng = check_generator(random_state)
+    if random_state is None or isinstance(random_state, np.random.Generator):
+        return int(rng.integers(2**31 - 1))
+    return int(random_state)
 
 
 def check_positive_int(value, name: str, minimum: int = 1) -> int:

@@ -14,7 +14,7 @@ from sklearn.datasets import load_breast_cancer
 from sklearn.model_selection import train_test_split
 from sklearn.preprocessing import StandardScaler
 
-from ._validation import check_generator
+from ._validation import int_seed
 
 __all__ = ["load_breast_cancer_standardized"]
 
@@ -52,11 +52,7 @@ def load_breast_cancer_standardized(test_size=0.3, random_state=0):
             f"test_size={test_size} leaves {n_test} of {n} rows for testing; the stratified "
             f"split needs between 2 and {n - 2}"
         )
-    if isinstance(random_state, np.random.Generator) or random_state is None:
-        seed = int(check_generator(random_state).integers(2**31 - 1))
-    else:
-        check_generator(random_state)
-        seed = int(random_state)
+    seed = int_seed(random_state)
     X_train, X_test, y_train, y_test = train_test_split(
         X, y, test_size=test_size, random_state=seed, stratify=y
     )

@@ -47,7 +47,8 @@ def _check_args(n_features, n_rows, dtype, block_rows):
     n_features = check_positive_int(n_features, "n_features")
     if n_rows is not None:
         n_rows = check_positive_int(n_rows, "n_rows")
-    return n_features, n_rows, check_float_dtype(dtype), check_positive_int(block_rows, "block_rows")
+    block_rows = check_positive_int(block_rows, "block_rows")
+    return n_features, n_rows, check_float_dtype(dtype), block_rows
 
 
 def read_svmlight_dense(path, n_features, *, n_rows=None, dtype=np.float32, block_rows=_BLOCK_ROWS):

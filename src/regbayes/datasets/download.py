@@ -197,8 +197,11 @@ def fetch_file(
     dest = folder / remote.filename
     urls = [base_url + urllib.parse.quote(name) for name in remote.names]
     if not download_if_missing:
+        also = ""
+        if remote.alternatives:
+            also = f" (or under the name {', '.join(remote.alternatives)})"
         raise FileNotFoundError(
-            f"Data file not found at {dest} and download_if_missing=False. "
+            f"Data file not found at {dest}{also} and download_if_missing=False. "
             f"Download it from {urls[0]} and place it there, or allow downloading."
         )
     folder.mkdir(parents=True, exist_ok=True)

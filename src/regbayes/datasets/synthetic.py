@@ -19,7 +19,7 @@ from __future__ import annotations
 import numpy as np
 from sklearn.datasets import make_classification
 
-from ._validation import check_generator, check_positive_int, check_real
+from ._validation import check_generator, check_positive_int, check_real, int_seed
 
 __all__ = ["make_bayes_svm_2d", "hinge_label_probability", "make_multiclass_blobs"]
 
@@ -107,11 +107,7 @@ def make_multiclass_blobs(
         )
     if n_samples < n_classes:
         raise ValueError(f"n_samples={n_samples} must be >= n_classes={n_classes}")
-    if random_state is None or isinstance(random_state, np.random.Generator):
-        seed = int(check_generator(random_state).integers(2**31 - 1))
-    else:
-        check_generator(random_state)  # validates the int
-        seed = int(random_state)
+    seed = int_seed(random_state)
     X, y = make_classification(
         n_samples=n_samples,
         n_features=n_features,

@@ -94,6 +94,32 @@ def _check_finite(positions, potential, t_first, t_last, schedule, kernel_name):
     )
 
 
+DENSE_TRANSFORM_MAX = 1000  # positions with more coordinates get a diagonal transform
+
+
+def _estimate_transform(positions, dense: bool):
+    """Whitening transform ``T`` (``T T^T`` = regularised covariance) from warm-up draws.
+
+    ``positions`` has shape (chain, draw, *position_shape); chains are pooled. The
+    covariance is shrunk towards a multiple of the identity as in Stan's window
+    adaptation: ``n/(n+5) Sigma + 1e-3 * 5/(n+5) * mean(diag Sigma) I``.
+    """
+    flat = np.asarray(positions, dtype=np.float64).reshape(-1, int(np.prod(positions.shape[2:])))
+    n = flat.shape[0]
+    centred = flat - flat.mean(axis=0)
+    var = np.mean(centred**2, axis=0)
+    scale = max(float(var.mean()), 1e-300)
+    w = n / (n + 5.0)
+    if not dense:
+        return np.sqrt(w * var + (1 - w) * 1e-3 * scale)
+    cov = centred.T @ centred / max(n - 1, 1)
+    cov = w * cov + (1 - w) * 1e-3 * scale * np.eye(flat.shape[1])
+    try:
+        return np.linalg.cholesky(cov)
+    except np.linalg.LinAlgError:
+        return np.diag(np.sqrt(np.diag(cov)))
+
+
 def sample(
     kernel: SamplingAlgorithm,
     data,
@@ -104,6 +130,8 @@ def sample(
     n_draws: int,
     step_size,
     thin: int = 1,
+    initial_scale: float = 1.0,
+    adapt_transform: bool = True,
     n_chunks: int = 10,
     progress: bool = False,
     desc: str | None = None,
@@ -113,6 +141,14 @@ def sample(
     ``step_size`` is a float or a schedule ``t -> h_t`` (:mod:`regbayes.schedules`);
     ``t`` counts kernel steps from 0, warm-up included. Warm-up steps are not saved;
     after warm-up every ``thin``-th step is kept, ``n_draws`` per chain.
+
+    Kernels with an ``adapt`` function run in whitened coordinates ``theta = theta_0 + T u``
+    (:mod:`regbayes.samplers.base`): ``T`` starts as ``initial_scale * I`` and, with
+    ``adapt_transform`` and at least 100 warm-up steps, is re-estimated twice from the
+    pooled draws of the chains — from steps [0.2, 0.4) and [0.6, 0.8) of warm-up — so that
+    correlated posteriors look isotropic to the sampler (a dense T up to
+    ``DENSE_TRANSFORM_MAX`` coordinates, diagonal beyond). Step sizes are then relative.
+
     Raises :class:`DivergenceError` on a non-finite position or potential.
     """
     if n_draws < 1:
@@ -126,6 +162,17 @@ def sample(
     init_keys, run_keys = jnp.split(jax.random.split(key, 2 * n_chains), 2)
     states = jax.vmap(kernel.init, in_axes=(0, 0, None))(init_keys, initial_positions, data)
     keys = run_keys
+    n_coords = int(np.prod(initial_positions.shape[1:]))
+    dense = n_coords <= DENSE_TRANSFORM_MAX
+    dtype = initial_positions.dtype
+
+    def install(states, T):
+        return jax.vmap(kernel.adapt, in_axes=(0, None))(states, jnp.asarray(T, dtype))
+
+    if kernel.adapt is not None:
+        T0 = initial_scale * (np.eye(n_coords) if dense else np.ones(n_coords))
+        states = install(states, T0)
+    adapting = kernel.adapt is not None and adapt_transform and n_warmup >= 100
 
     total_steps = n_warmup + n_draws * thin
     bar = None
@@ -136,49 +183,59 @@ def sample(
 
     compiled_cache: dict = {}
     compile_seconds = 0.0
+    elapsed = 0.0
+    t = 0
 
-    def program_for(states, keys, t0, n_saved, thin_, save):
+    def program_for(states, keys, n_saved, thin_, save):
         nonlocal compile_seconds
-        static = dict(kernel=kernel, schedule=schedule, n_saved=n_saved, thin=thin_, save=save)
         cache_key = (n_saved, thin_, save)
-        t0 = jnp.asarray(t0, jnp.float32)
         if cache_key not in compiled_cache:
+            static = dict(kernel=kernel, schedule=schedule, n_saved=n_saved, thin=thin_, save=save)
+            t0 = jnp.asarray(0.0, jnp.float32)
             compiled_cache[cache_key], seconds = _compile(states, keys, data, t0, **static)
             compile_seconds += seconds
         return compiled_cache[cache_key]
 
-    # Warm-up, then draws, in roughly n_chunks pieces overall.
-    warm_chunks = _chunks(n_warmup, max(1, round(n_chunks * n_warmup / max(total_steps, 1))))
-    draw_chunks = _chunks(n_draws, max(1, n_chunks - len(warm_chunks)))
-    warm_pot, pos_parts, info_parts, wall = [], [], [], []
-    t = 0
-    elapsed = 0.0
-    try:
-        for size in warm_chunks:
-            program = program_for(states, keys, t, size, 1, False)
+    def run_phase(states, keys, n_steps, thin_, save, n_pieces):
+        """Run ``n_steps`` kernel steps; keep every ``thin_``-th position when ``save``."""
+        nonlocal elapsed, t
+        n_saved_total = n_steps // thin_
+        parts, infos_out, wall = [], [], []
+        for size in _chunks(n_saved_total, n_pieces):
+            program = program_for(states, keys, size, thin_, save)
             start = time.perf_counter()
-            states, keys, infos = program(states, keys, data, jnp.asarray(t, jnp.float32))
+            states, keys, out = program(states, keys, data, jnp.asarray(t, jnp.float32))
             jax.block_until_ready(states)
-            elapsed += time.perf_counter() - start
-            _check_finite(states.position, infos.potential, t, t + size, schedule, kernel.name)
-            warm_pot.append(np.asarray(infos.potential))
-            t += size
+            seconds = time.perf_counter() - start
+            positions, infos = out if save else (states.position, out)
+            _check_finite(positions, infos.potential, t, t + size * thin_, schedule, kernel.name)
+            if save:
+                parts.append(np.asarray(positions))
+            infos_out.append(jax.tree_util.tree_map(np.asarray, infos))
+            wall.append(elapsed + seconds * np.arange(1, size + 1) / size)
+            elapsed += seconds
+            t += size * thin_
             if bar is not None:
-                bar.update(size)
-        for size in draw_chunks:
-            program = program_for(states, keys, t, size, thin, True)
-            start = time.perf_counter()
-            states, keys, (positions, infos) = program(states, keys, data, jnp.asarray(t, jnp.float32))
-            jax.block_until_ready(positions)
-            chunk_seconds = time.perf_counter() - start
-            _check_finite(positions, infos.potential, t, t + size * thin, schedule, kernel.name)
-            pos_parts.append(np.asarray(positions))
-            info_parts.append(jax.tree_util.tree_map(np.asarray, infos))
-            wall.append(elapsed + chunk_seconds * np.arange(1, size + 1) / size)
-            elapsed += chunk_seconds
-            t += size * thin
-            if bar is not None:
-                bar.update(size * thin)
+                bar.update(size * thin_)
+        return states, keys, parts, infos_out, wall
+
+    warm_pot = []
+    try:
+        if adapting:
+            w1 = int(0.4 * n_warmup)
+            for _ in range(2):
+                half = w1 // 2
+                states, keys, _, infos, _ = run_phase(states, keys, half, 1, False, 2)
+                warm_pot += [i.potential for i in infos]
+                keep = max(1, (w1 - half) // 200)
+                states, keys, parts, infos, _ = run_phase(states, keys, (w1 - half) // keep * keep, keep, True, 2)
+                warm_pot += [i.potential for i in infos]
+                states = install(states, _estimate_transform(np.concatenate(parts, axis=1), dense))
+        rest = n_warmup - t
+        if rest > 0:
+            states, keys, _, infos, _ = run_phase(states, keys, rest, 1, False, max(1, n_chunks // 3))
+            warm_pot += [i.potential for i in infos]
+        states, keys, pos_parts, info_parts, wall = run_phase(states, keys, n_draws * thin, thin, True, n_chunks)
     finally:
         if bar is not None:
             bar.close()

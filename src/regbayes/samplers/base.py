@@ -37,13 +37,44 @@ class StepInfo(NamedTuple):
 class SamplingAlgorithm(NamedTuple):
     """``init(key, position, data) -> state``; ``step(key, state, data, step_size) -> (state, info)``.
 
-    ``name`` labels the kernel in diagnostics and error messages.
+    ``name`` labels the kernel in diagnostics and error messages. ``adapt(state, T)``,
+    where defined, installs the linear reparameterisation ``theta = theta_0 + T u``
+    (see :func:`transform_apply`); kernels without one (exact Gibbs) leave it ``None``.
     """
 
     init: Callable[..., Any]
     step: Callable[..., Any]
     name: str
+    adapt: Callable[..., Any] | None = None
 
 
 def nan_like(x):
     return jnp.full((), jnp.nan, dtype=jnp.result_type(x))
+
+
+# --- Linear reparameterisation shared by the kernels -------------------------------
+#
+# Every gradient kernel runs in whitened coordinates u with theta = theta_0 + T u, so
+# that a posterior with covariance Sigma = T T^T looks isotropic with unit scale and a
+# dimensionless step size fits every data set. The potential's subgradient maps as
+# dU/du = T^T dU/dtheta. ``T`` is a lower-triangular (P, P) matrix or, for large P, a
+# vector (diagonal). The driver estimates it during warm-up (see driver.sample) and
+# installs it with ``kernel.adapt(state, T)``; kernels start from the identity.
+
+
+def identity_transform(position):
+    return jnp.ones((position.size,), position.dtype)
+
+
+def transform_apply(T, v):
+    """``T v`` for ``v`` shaped like a position (any shape; T acts on its flattening)."""
+    if T.ndim == 1:
+        return (T * v.ravel()).reshape(v.shape)
+    return (T @ v.ravel()).reshape(v.shape)
+
+
+def transform_apply_t(T, g):
+    """``T^T g``: a subgradient in theta mapped to the whitened coordinates."""
+    if T.ndim == 1:
+        return (T * g.ravel()).reshape(g.shape)
+    return (T.T @ g.ravel()).reshape(g.shape)

@@ -4,7 +4,8 @@ L leapfrog steps of
 
     r_{1/2} = r - (h/2) dU(theta),  theta' = theta + h r_{1/2},  r' = r_{1/2} - (h/2) dU(theta')
 
-with ``r ~ N(0, I)`` redrawn each iteration. With ``mh_correction=True`` the end point is
+with ``r ~ N(0, I)`` redrawn each iteration, run in the whitened coordinates of
+:mod:`regbayes.samplers.base` (mass matrix ``(T T^T)^{-1}``). With ``mh_correction=True`` the end point is
 accepted with probability ``min(1, exp(H(theta, r) - H(theta', r')))`` on the full-data
 potential, which makes the chain exact for the piecewise-smooth posterior up to the
 measure-zero kinks (section 3.1). With a ``batch_size`` in the potential and no
@@ -18,13 +19,21 @@ from typing import NamedTuple
 import jax
 import jax.numpy as jnp
 
-from .base import Potential, SamplingAlgorithm, StepInfo
+from .base import (
+    Potential,
+    SamplingAlgorithm,
+    StepInfo,
+    identity_transform,
+    transform_apply,
+    transform_apply_t,
+)
 
 
 class HMCState(NamedTuple):
     position: jnp.ndarray
     potential: jnp.ndarray
     subgrad: jnp.ndarray
+    transform: jnp.ndarray
 
 
 @functools.lru_cache(maxsize=None)
@@ -41,19 +50,23 @@ def shmc(potential: Potential, n_leapfrog: int = 10, mh_correction: bool = True)
 
     def init(key, position, data):
         u, g = grad_fn(key, position, data)
-        return HMCState(position, u, g)
+        return HMCState(position, u, g, identity_transform(position))
+
+    def adapt(state, transform):
+        return state._replace(transform=transform)
 
     def step(key, state, data, step_size):
         h = step_size
+        T = state.transform
         key_r, key_u, key_path = jax.random.split(key, 3)
         r0 = jax.random.normal(key_r, state.position.shape, state.position.dtype)
 
         def leapfrog(carry, key_l):
             theta, r, g, _ = carry
-            r = r - 0.5 * h * g
-            theta = theta + h * r
+            r = r - 0.5 * h * transform_apply_t(T, g)
+            theta = theta + h * transform_apply(T, r)
             u, g = grad_fn(key_l, theta, data)
-            r = r - 0.5 * h * g
+            r = r - 0.5 * h * transform_apply_t(T, g)
             return (theta, r, g, u), None
 
         keys = jax.random.split(key_path, n_leapfrog)
@@ -68,11 +81,12 @@ def shmc(potential: Potential, n_leapfrog: int = 10, mh_correction: bool = True)
                 jnp.where(accept, theta, state.position),
                 jnp.where(accept, u, state.potential),
                 jnp.where(accept, g, state.subgrad),
+                T,
             )
         else:
             accept_prob = jnp.ones_like(u)
-            new = HMCState(theta, u, g)
+            new = HMCState(theta, u, g, T)
         n_eval = potential.n_data(data) if exact else potential.batch_size
         return new, StepInfo(new.potential, accept_prob, jnp.asarray(n_eval * n_leapfrog))
 
-    return SamplingAlgorithm(init, step, "shmc")
+    return SamplingAlgorithm(init, step, "shmc", adapt)

@@ -4,19 +4,22 @@
 
 with the subgradient evaluated at ``theta_t`` (eq. 13 prints ``theta_{t+1}``, which
 would make the update implicit; the Langevin discretisation it cites is explicit).
+The kernel runs in the whitened coordinates ``u`` of :mod:`regbayes.samplers.base`
+(``theta = theta_0 + T u``), i.e. with the constant preconditioner ``T T^T``:
 
-``preconditioner="adagrad"`` (section 5.1.2) scales each coordinate by AdaGrad's
-accumulated squared subgradients ``G_t = sum_{s<=t} (dU~_s)^2``:
+    theta_{t+1} = theta_t - a T T^T dU~(theta_t) + sqrt(2 a) T nu_t,   a = h^2 / 2.
 
-    a_t = (h_t^2 / 2) / (delta + sqrt(G_t / t)),
-    theta_{t+1} = theta_t - a_t * dU~(theta_t) + sqrt(2 a_t) * nu_t,
+``preconditioner="adagrad"`` (section 5.1.2) adds AdaGrad's per-coordinate scaling from
+the accumulated squared (whitened) subgradients ``G_t = sum_{s<=t} g_s^2``:
 
-i.e. Langevin dynamics with the diagonal mass ``1 / a_t`` that depends only on the
-past, so the noise stays matched to the drift and no correction term appears. The
-accumulator is divided by ``t``: AdaGrad's own ``1/sqrt(t)`` decay is then carried by
-the step schedule ``h_t`` (constant by default, or polynomial), which keeps the two
-separate and makes ``h`` dimensionless — the per-coordinate scale comes from the
-root-mean-square subgradient, whatever the data size.
+    a_t = (h_t^2 / 2) / (delta + sqrt(G_t / t)).
+
+The preconditioner depends only on the past, so the noise stays matched to the drift
+and no correction term appears. The accumulator is divided by ``t``: AdaGrad's own
+``1/sqrt(t)`` decay is carried by the step schedule ``h_t`` (constant by default, or
+polynomial), which keeps the two separate and makes ``h`` dimensionless — the scale per
+coordinate is the root-mean-square of the minibatch subgradient, so noisier minibatches
+get smaller steps.
 """
 from __future__ import annotations
 
@@ -26,13 +29,22 @@ from typing import NamedTuple
 import jax
 import jax.numpy as jnp
 
-from .base import Potential, SamplingAlgorithm, StepInfo, nan_like
+from .base import (
+    Potential,
+    SamplingAlgorithm,
+    StepInfo,
+    identity_transform,
+    nan_like,
+    transform_apply,
+    transform_apply_t,
+)
 
 
 class SGLDState(NamedTuple):
     position: jnp.ndarray
     sq_grad_sum: jnp.ndarray  # AdaGrad accumulator (zeros when unused)
     count: jnp.ndarray
+    transform: jnp.ndarray
 
 
 @functools.lru_cache(maxsize=None)
@@ -43,11 +55,16 @@ def ssgld(potential: Potential, preconditioner: str | None = None, delta: float 
 
     def init(key, position, data):
         del key, data
-        return SGLDState(position, jnp.zeros_like(position), jnp.zeros((), position.dtype))
+        zero = jnp.zeros((), position.dtype)
+        return SGLDState(position, jnp.zeros_like(position), zero, identity_transform(position))
+
+    def adapt(state, transform):
+        return state._replace(sq_grad_sum=jnp.zeros_like(state.sq_grad_sum), count=0.0 * state.count, transform=transform)
 
     def step(key, state, data, step_size):
         key_batch, key_noise = jax.random.split(key)
-        u, g = potential.stochastic_value_and_subgrad(key_batch, state.position, data)
+        u, g_theta = potential.stochastic_value_and_subgrad(key_batch, state.position, data)
+        g = transform_apply_t(state.transform, g_theta)
         noise = jax.random.normal(key_noise, state.position.shape, state.position.dtype)
         if preconditioner == "adagrad":
             sq = state.sq_grad_sum + g**2
@@ -55,9 +72,10 @@ def ssgld(potential: Potential, preconditioner: str | None = None, delta: float 
         else:
             sq = state.sq_grad_sum
             a = 0.5 * step_size**2
-        position = state.position - a * g + jnp.sqrt(2.0 * a) * noise
+        move = -a * g + jnp.sqrt(2.0 * a) * noise
+        position = state.position + transform_apply(state.transform, move)
         n_eval = potential.batch_size or potential.n_data(data)
         info = StepInfo(u, nan_like(u), jnp.asarray(n_eval))
-        return SGLDState(position, sq, state.count + 1.0), info
+        return SGLDState(position, sq, state.count + 1.0, state.transform), info
 
-    return SamplingAlgorithm(init, step, "ssgld")
+    return SamplingAlgorithm(init, step, "ssgld", adapt)

@@ -6,7 +6,9 @@
 
 with ``r_0 ~ N(0, I)`` and ``xi_0 = A``. The thermostat update uses the new momentum
 ``r_{t+1}`` as in eq. 8 and Ding et al. (2014); eq. 14 prints ``r_t``, an index slip
-relative to eq. 8. ``n`` is the dimension of ``theta``.
+relative to eq. 8. ``n`` is the dimension of ``theta``. The dynamics run in the whitened
+coordinates of :mod:`regbayes.samplers.base`: ``dU~`` is replaced by ``T^T dU~`` and the
+position moves by ``h T r_{t+1}`` (a constant mass matrix ``(T T^T)^{-1}``).
 """
 from __future__ import annotations
 
@@ -16,13 +18,22 @@ from typing import NamedTuple
 import jax
 import jax.numpy as jnp
 
-from .base import Potential, SamplingAlgorithm, StepInfo, nan_like
+from .base import (
+    Potential,
+    SamplingAlgorithm,
+    StepInfo,
+    identity_transform,
+    nan_like,
+    transform_apply,
+    transform_apply_t,
+)
 
 
 class SGNHTState(NamedTuple):
     position: jnp.ndarray
     momentum: jnp.ndarray
     thermostat: jnp.ndarray
+    transform: jnp.ndarray
 
 
 @functools.lru_cache(maxsize=None)
@@ -34,18 +45,22 @@ def ssgnht(potential: Potential, diffusion: float = 1.0) -> SamplingAlgorithm:
     def init(key, position, data):
         del data
         momentum = jax.random.normal(key, position.shape, position.dtype)
-        return SGNHTState(position, momentum, jnp.asarray(diffusion, position.dtype))
+        return SGNHTState(position, momentum, jnp.asarray(diffusion, position.dtype), identity_transform(position))
+
+    def adapt(state, transform):
+        return state._replace(transform=transform)
 
     def step(key, state, data, step_size):
         key_batch, key_noise = jax.random.split(key)
         h = step_size
-        u, g = potential.stochastic_value_and_subgrad(key_batch, state.position, data)
+        u, g_theta = potential.stochastic_value_and_subgrad(key_batch, state.position, data)
+        g = transform_apply_t(state.transform, g_theta)
         noise = jax.random.normal(key_noise, state.position.shape, state.position.dtype)
         r = state.momentum - h * state.thermostat * state.momentum - h * g + jnp.sqrt(2.0 * diffusion * h) * noise
-        position = state.position + h * r
+        position = state.position + h * transform_apply(state.transform, r)
         xi = state.thermostat + h * (jnp.mean(r**2) - 1.0)
         n_eval = potential.batch_size or potential.n_data(data)
         info = StepInfo(u, nan_like(u), jnp.asarray(n_eval))
-        return SGNHTState(position, r, xi), info
+        return SGNHTState(position, r, xi, state.transform), info
 
-    return SamplingAlgorithm(init, step, "ssgnht")
+    return SamplingAlgorithm(init, step, "ssgnht", adapt)

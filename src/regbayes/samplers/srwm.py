@@ -1,8 +1,9 @@
 """Stochastic random-walk Metropolis with the sequential approximate MH test
 (Korattikara, Chen & Welling 2014), the baseline of paper 000, section 5.1.
 
-Proposal ``theta' = theta + s * N(0, I)`` (``s = step_size``; the paper's proposal
-variance 0.01 is ``s = 0.1``). The exact MH test accepts when
+Proposal ``theta' = theta + s * T N(0, I)`` (``s = step_size``; ``T`` the whitening
+transform of :mod:`regbayes.samplers.base`, the identity unless adapted; the paper's
+proposal variance 0.01 is ``s = 0.1`` with ``T = I``). The exact MH test accepts when
 
     mean_d Lambda_d > mu0,   Lambda_d = log psi_d(theta') - log psi_d(theta),
     mu0 = (1/N) [log u + log p0(theta) - log p0(theta')],   u ~ U(0, 1).
@@ -28,11 +29,12 @@ import jax
 import jax.numpy as jnp
 from jax.scipy.special import betainc
 
-from .base import Potential, SamplingAlgorithm, StepInfo
+from .base import Potential, SamplingAlgorithm, StepInfo, identity_transform, transform_apply
 
 
 class SRWMState(NamedTuple):
     position: jnp.ndarray
+    transform: jnp.ndarray
 
 
 def _primes_above(n: int, count: int) -> list[int]:
@@ -59,7 +61,10 @@ def srwm(potential: Potential, epsilon: float = 0.05) -> SamplingAlgorithm:
 
     def init(key, position, data):
         del key, data
-        return SRWMState(position)
+        return SRWMState(position, identity_transform(position))
+
+    def adapt(state, transform):
+        return state._replace(transform=transform)
 
     def step(key, state, data, step_size):
         n = potential.n_data(data)
@@ -67,7 +72,7 @@ def srwm(potential: Potential, epsilon: float = 0.05) -> SamplingAlgorithm:
         strides = jnp.asarray([p % n if n > 1 else 1 for p in _primes_above(n, 32)], jnp.int32)
         k_prop, k_u, k_perm, k_off = jax.random.split(key, 4)
         theta = state.position
-        proposal = theta + step_size * jax.random.normal(k_prop, theta.shape, theta.dtype)
+        proposal = theta + step_size * transform_apply(state.transform, jax.random.normal(k_prop, theta.shape, theta.dtype))
         stride = jax.random.choice(k_perm, strides)
         offset = jax.random.randint(k_off, (), 0, n)
         log_u = jnp.log(jax.random.uniform(k_u, minval=1e-38))
@@ -100,6 +105,6 @@ def srwm(potential: Potential, epsilon: float = 0.05) -> SamplingAlgorithm:
         accept = total / n_seen > mu0
         position = jnp.where(accept, proposal, theta)
         info = StepInfo(jnp.full((), jnp.nan, theta.dtype), accept.astype(theta.dtype), n_seen)
-        return SRWMState(position), info
+        return SRWMState(position, state.transform), info
 
-    return SamplingAlgorithm(init, step, "srwm")
+    return SamplingAlgorithm(init, step, "srwm", adapt)

@@ -1,0 +1,147 @@
+"""BayesianSVC: scikit-learn contract, bad input, determinism, sparse input, multi-class."""
+import numpy as np
+import pytest
+import scipy.sparse as sp
+from sklearn.datasets import make_classification
+
+from regbayes import BayesianSVC
+from regbayes.inference import DivergenceError
+
+FAST = dict(n_draws=200, n_warmup=200)
+
+
+@pytest.fixture(scope="module")
+def binary():
+    X, y = make_classification(n_samples=300, n_features=5, n_informative=3, class_sep=2.0, random_state=0)
+    return X, y
+
+
+def test_fit_predict_binary_accuracy(binary):
+    X, y = binary
+    for sampler in ("ssgld", "gibbs"):
+        clf = BayesianSVC(sampler=sampler, **FAST).fit(X, y)
+        # make_classification with 3 informative features: a linear SVM reaches ~0.9 here.
+        assert clf.score(X, y) > 0.8, sampler
+        assert clf.coef_.shape == (5,)
+        assert clf.coef_samples_.shape == (200, 5)
+        proba = clf.predict_proba(X)
+        np.testing.assert_allclose(proba.sum(axis=1), 1.0)
+        assert set(clf.predict(X)) <= set(clf.classes_)
+
+
+def test_labels_of_any_type(binary):
+    X, y = binary
+    labels = np.array(["spam", "ham"])[y]
+    clf = BayesianSVC(**FAST).fit(X, labels)
+    assert set(clf.predict(X)) <= {"spam", "ham"}
+    assert list(clf.classes_) == ["ham", "spam"]
+
+
+def test_same_random_state_same_samples(binary):
+    X, y = binary
+    a = BayesianSVC(random_state=3, **FAST).fit(X, y).coef_samples_
+    b = BayesianSVC(random_state=3, **FAST).fit(X, y).coef_samples_
+    c = BayesianSVC(random_state=4, **FAST).fit(X, y).coef_samples_
+    np.testing.assert_array_equal(a, b)
+    assert not np.array_equal(a, c)
+
+
+def test_sparse_input_matches_dense(binary):
+    X, y = binary
+    dense = BayesianSVC(random_state=1, sampler="shmc", **FAST).fit(X, y)
+    sparse = BayesianSVC(random_state=1, sampler="shmc", **FAST).fit(sp.csr_matrix(X), y)
+    # Same math in float32 through a gather instead of a matmul: agreement to rounding.
+    np.testing.assert_allclose(sparse.coef_, dense.coef_, rtol=1e-3, atol=1e-3)
+    np.testing.assert_array_equal(sparse.predict(sp.csr_matrix(X)), dense.predict(X))
+
+
+def test_multiclass_shapes_and_accuracy():
+    X, y = make_classification(n_samples=300, n_features=4, n_informative=3, n_redundant=0,
+                               n_classes=3, n_clusters_per_class=1, random_state=1)
+    for sampler in ("ssgld", "gibbs"):
+        clf = BayesianSVC(sampler=sampler, **FAST).fit(X, y)
+        assert clf.coef_.shape == (3, 4)
+        assert clf.intercept_.shape == (3,)
+        # Well separated blobs: a linear multi-class SVM reaches ~0.85-0.9.
+        assert clf.score(X, y) > 0.75, sampler
+        assert clf.predict_proba(X).shape == (300, 3)
+
+
+def test_gibbs_prediction_draws_one_sample_per_call(binary):
+    X, y = binary
+    clf = BayesianSVC(prediction="gibbs", **FAST).fit(X, y)
+    calls = [clf.predict(X) for _ in range(10)]
+    assert any(not np.array_equal(calls[0], c) for c in calls[1:])
+
+
+def test_input_not_modified(binary):
+    X, y = binary
+    X0, y0 = X.copy(), y.copy()
+    BayesianSVC(**FAST).fit(X, y)
+    np.testing.assert_array_equal(X, X0)
+    np.testing.assert_array_equal(y, y0)
+
+
+@pytest.mark.parametrize(
+    "params, message",
+    [
+        (dict(C=0), "C must be"),
+        (dict(C=-1.0), "C must be"),
+        (dict(margin=0), "margin must be"),
+        (dict(prior_scale=0), "prior_scale must be"),
+        (dict(sampler="nuts"), "unknown sampler"),
+        (dict(schedule="cosine"), "unknown schedule"),
+        (dict(n_draws=0), "n_draws must be"),
+        (dict(step_size=-0.1), "step_size must be"),
+    ],
+)
+def test_bad_parameters(binary, params, message):
+    X, y = binary
+    with pytest.raises(ValueError, match=message):
+        BayesianSVC(**params, **FAST).fit(X, y)
+
+
+def test_bad_data(binary):
+    X, y = binary
+    Xnan = X.copy()
+    Xnan[3, 2] = np.nan
+    with pytest.raises(ValueError, match="NaN"):
+        BayesianSVC(**FAST).fit(Xnan, y)
+    Xinf = X.copy()
+    Xinf[0, 0] = np.inf
+    with pytest.raises(ValueError, match="(?i)inf"):
+        BayesianSVC(**FAST).fit(Xinf, y)
+    with pytest.raises(ValueError, match="single class"):
+        BayesianSVC(**FAST).fit(X, np.zeros(len(y)))
+    with pytest.raises(ValueError, match="(?i)inconsistent|samples"):
+        BayesianSVC(**FAST).fit(X, y[:-1])
+    with pytest.raises(ValueError):
+        BayesianSVC(**FAST).fit(np.empty((0, 3)), np.empty(0))
+
+
+def test_batch_size_larger_than_n_is_clipped_with_warning(binary):
+    X, y = binary
+    with pytest.warns(UserWarning, match="batch_size=1000 is larger"):
+        BayesianSVC(batch_size=1000, **FAST).fit(X, y)
+
+
+def test_diverging_step_size_is_reported(binary):
+    X, y = binary
+    with pytest.raises(DivergenceError, match="step_size"):
+        BayesianSVC(sampler="ssgnht", step_size=50.0, schedule="constant", **FAST).fit(X, y)
+
+
+def test_gibbs_refuses_too_many_features():
+    X = sp.random(50, 6000, density=0.01, format="csr", random_state=0)
+    y = np.arange(50) % 2
+    with pytest.raises(ValueError, match="use 'ssgld'"):
+        BayesianSVC(sampler="gibbs", **FAST).fit(X, y)
+
+
+def test_trace_and_idata(binary):
+    X, y = binary
+    clf = BayesianSVC(n_chains=2, **FAST).fit(X, y)
+    assert set(clf.trace_) >= {"iteration", "wall_time", "potential", "step_size"}
+    assert np.all(np.diff(clf.trace_["wall_time"]) >= 0)
+    assert clf.idata_.posterior["eta"].shape == (2, 200, 6)
+    assert "step_size" in clf.idata_.sample_stats
