@@ -50,9 +50,13 @@ def test_sparse_input_matches_dense(binary):
     X, y = binary
     dense = BayesianSVC(random_state=1, sampler="shmc", **FAST).fit(X, y)
     sparse = BayesianSVC(random_state=1, sampler="shmc", **FAST).fit(sp.csr_matrix(X), y)
-    # Same math in float32 through a gather instead of a matmul: agreement to rounding.
-    np.testing.assert_allclose(sparse.coef_, dense.coef_, rtol=1e-3, atol=1e-3)
-    np.testing.assert_array_equal(sparse.predict(sp.csr_matrix(X)), dense.predict(X))
+    # Same math through a gather instead of a matmul; float32 rounding then changes
+    # individual HMC accept decisions, so the chains decorrelate: compare posterior means
+    # within Monte Carlo error (posterior sd ~0.25, ESS > 100 per run -> SE ~0.025 each;
+    # 0.15 is about four standard errors of the difference).
+    np.testing.assert_allclose(sparse.coef_, dense.coef_, atol=0.15)
+    agree = np.mean(sparse.predict(sp.csr_matrix(X)) == dense.predict(X))
+    assert agree > 0.97
 
 
 def test_multiclass_shapes_and_accuracy():
@@ -91,7 +95,7 @@ def test_input_not_modified(binary):
         (dict(prior_scale=0), "prior_scale must be"),
         (dict(sampler="nuts"), "unknown sampler"),
         (dict(schedule="cosine"), "unknown schedule"),
-        (dict(n_draws=0), "n_draws must be"),
+        (dict(n_chains=0), "n_chains must be"),
         (dict(step_size=-0.1), "step_size must be"),
     ],
 )
@@ -111,7 +115,7 @@ def test_bad_data(binary):
     Xinf[0, 0] = np.inf
     with pytest.raises(ValueError, match="(?i)inf"):
         BayesianSVC(**FAST).fit(Xinf, y)
-    with pytest.raises(ValueError, match="single class"):
+    with pytest.raises(ValueError, match="1 class"):
         BayesianSVC(**FAST).fit(X, np.zeros(len(y)))
     with pytest.raises(ValueError, match="(?i)inconsistent|samples"):
         BayesianSVC(**FAST).fit(X, y[:-1])

@@ -227,7 +227,7 @@ class BayesianSVC(ClassifierMixin, BaseEstimator):
         encoder = LabelEncoder().fit(y)
         self.classes_ = encoder.classes_
         if len(self.classes_) < 2:
-            raise ValueError(f"y has a single class ({self.classes_[0]!r}); a classifier needs at least two")
+            raise ValueError(f"y has 1 class ({self.classes_[0]!r}); a classifier needs at least two")
         codes = encoder.transform(y)
         n_classes = len(self.classes_)
         use_x64 = self.sampler == "gibbs"
