@@ -1,8 +1,9 @@
 """Step-size schedules: functions of the iteration count ``t`` (Optax style).
 
 A float and a schedule are interchangeable: :func:`as_schedule` turns a float into a
-constant schedule. Schedules are frozen dataclasses (hashable by value), so a compiled
-sampling loop is reused across fits with the same schedule.
+constant schedule. The built-in schedules are pytrees whose numbers are leaves, so the
+driver passes them as traced arguments: a new step size reuses the compiled sampling
+loop. Any other callable ``t -> h_t`` works too (compiled once per callable).
 
 * constant:    ``h_t = h0``
 * polynomial:  ``h_t = h0 * (1 + t / b) ** (-gamma)``      (paper 000, section 5)
@@ -15,17 +16,20 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Callable, Union
 
+import jax
 import jax.numpy as jnp
 
 
+@jax.tree_util.register_dataclass
 @dataclass(frozen=True)
 class Constant:
     h0: float
 
     def __call__(self, t):
-        return jnp.asarray(self.h0, jnp.float32) + 0.0 * t
+        return self.h0 + 0.0 * t
 
 
+@jax.tree_util.register_dataclass
 @dataclass(frozen=True)
 class Polynomial:
     """``h0 * (1 + t / b) ** (-gamma)``; the paper uses b = 1 for classifiers, 100 for topics."""

@@ -1,8 +1,8 @@
 """The driver: run any kernel for several chains at once.
 
-One compiled program per (kernel, schedule, chunk length, thinning): a ``lax.scan``
-over saved draws, each an inner ``lax.scan`` over ``thin`` kernel steps, ``vmap``-ed
-over chains. The run is cut into a few chunks so that a progress bar can move, wall
+One compiled program per (kernel, schedule, chunk capacity): a ``fori_loop`` over saved
+draws, each an inner ``fori_loop`` over ``thin`` kernel steps, ``vmap``-ed over chains;
+the loop lengths are traced, so warm-up and draws of any length share the program. The run is cut into a few chunks so that a progress bar can move, wall
 time can be recorded along the way, and divergence (a non-finite position or potential)
 is caught where it happens and reported with the step size in force there.
 """
@@ -18,7 +18,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from ..samplers.base import SamplingAlgorithm
-from ..schedules import as_schedule
+from ..schedules import Constant, Polynomial, as_schedule
 
 
 class DivergenceError(FloatingPointError):
@@ -41,42 +41,57 @@ class SampleResult(NamedTuple):
     final_states: object
 
 
-@functools.partial(jax.jit, static_argnames=("kernel", "schedule", "n_saved", "thin", "save"))
-def _run_block(states, keys, data, t0, *, kernel, schedule, n_saved, thin, save):
+@functools.partial(jax.jit, static_argnames=("kernel", "schedule_fn", "capacity"))
+def _run_block(states, keys, data, t0, n_saved, thin, schedule_tree, *, kernel, schedule_fn, capacity):
+    """Run ``n_saved * thin`` steps per chain, keeping every ``thin``-th position.
+
+    ``n_saved`` (<= ``capacity``) and ``thin`` are traced, so one compiled program serves
+    every chunk of a run: warm-up and draws, whatever their lengths. The schedule is a
+    pytree (``schedule_tree``, traced: a new step size reuses the program) or, for any
+    other callable, ``schedule_fn`` (static).
+    """
+    schedule = schedule_tree if schedule_fn is None else schedule_fn
+
     def one_chain(state, key):
-        def inner(carry, t):
-            state, key = carry
+        info_shape = jax.eval_shape(lambda s, k: kernel.step(k, s, data, schedule(t0))[1], state, key)
+        buffers = (
+            jnp.zeros((capacity, *state.position.shape), state.position.dtype),
+            jax.tree_util.tree_map(lambda x: jnp.zeros((capacity, *x.shape), x.dtype), info_shape),
+        )
+
+        def inner(j, carry):
+            state, key, t, accept, n_eval, _ = carry
             key, sub = jax.random.split(key)
             state, info = kernel.step(sub, state, data, schedule(t))
-            return (state, key), info
+            return state, key, t + 1.0, accept + info.acceptance, n_eval + info.n_evaluated, info.potential
 
-        def outer(carry, t_start):
-            carry, infos = jax.lax.scan(inner, carry, t_start + jnp.arange(thin))
-            last = jax.tree_util.tree_map(lambda x: x[-1], infos)
-            mean_accept = jnp.mean(infos.acceptance)
-            last = last._replace(acceptance=mean_accept, n_evaluated=jnp.sum(infos.n_evaluated))
-            out = (carry[0].position, last) if save else last
-            return carry, out
+        def outer(i, carry):
+            state, key, t, (pos_buf, info_buf) = carry
+            zero_info = jax.tree_util.tree_map(lambda x: jnp.zeros(x.shape, x.dtype), info_shape)
+            start = (state, key, t, zero_info.acceptance, zero_info.n_evaluated, zero_info.potential)
+            state, key, t, accept, n_eval, potential = jax.lax.fori_loop(0, thin, inner, start)
+            info = zero_info._replace(potential=potential, acceptance=accept / thin, n_evaluated=n_eval)
+            pos_buf = pos_buf.at[i].set(state.position)
+            info_buf = jax.tree_util.tree_map(lambda b, v: b.at[i].set(v), info_buf, info)
+            return state, key, t, (pos_buf, info_buf)
 
-        (state, key), out = jax.lax.scan(outer, (state, key), t0 + thin * jnp.arange(n_saved))
-        return state, key, out
+        state, key, _, (pos_buf, info_buf) = jax.lax.fori_loop(0, n_saved, outer, (state, key, t0, buffers))
+        return state, key, (pos_buf, info_buf)
 
     return jax.vmap(one_chain)(states, keys)
 
 
 def _chunks(total: int, n_chunks: int) -> list[int]:
-    """Equal chunks (one compiled program): the largest count <= n_chunks dividing ``total``."""
+    """Split ``total`` into at most ``n_chunks`` near-equal positive parts."""
     if total <= 0:
         return []
-    for count in range(max(1, min(n_chunks, total)), 0, -1):
-        if total % count == 0:
-            return [total // count] * count
-    return [total]
+    size = math.ceil(total / max(1, n_chunks))
+    return [min(size, total - start) for start in range(0, total, size)]
 
 
-def _compile(states, keys, data, t0, **static):
+def _compile(*args, **static):
     start = time.perf_counter()
-    compiled = _run_block.lower(states, keys, data, t0, **static).compile()
+    compiled = _run_block.lower(*args, **static).compile()
     return compiled, time.perf_counter() - start
 
 
@@ -158,6 +173,10 @@ def sample(
     if thin < 1:
         raise ValueError(f"thin must be >= 1, got {thin}")
     schedule = as_schedule(step_size)
+    if isinstance(schedule, (Constant, Polynomial)):
+        schedule_tree, schedule_fn = jax.tree_util.tree_map(lambda v: jnp.asarray(v, jnp.float32), schedule), None
+    else:
+        schedule_tree, schedule_fn = None, schedule
     n_chains = initial_positions.shape[0]
     init_keys, run_keys = jnp.split(jax.random.split(key, 2 * n_chains), 2)
     states = jax.vmap(kernel.init, in_axes=(0, 0, None))(init_keys, initial_positions, data)
@@ -186,37 +205,56 @@ def sample(
     elapsed = 0.0
     t = 0
 
-    def program_for(states, keys, n_saved, thin_, save):
+    capacity = max(1, math.ceil(max(n_draws, min(n_warmup, 200)) / max(1, n_chunks)))
+    int_zero = jnp.asarray(0, jnp.int32)
+
+    def program():
         nonlocal compile_seconds
-        cache_key = (n_saved, thin_, save)
-        if cache_key not in compiled_cache:
-            static = dict(kernel=kernel, schedule=schedule, n_saved=n_saved, thin=thin_, save=save)
+        if "program" not in compiled_cache:
             t0 = jnp.asarray(0.0, jnp.float32)
-            compiled_cache[cache_key], seconds = _compile(states, keys, data, t0, **static)
+            static = dict(kernel=kernel, schedule_fn=schedule_fn, capacity=capacity)
+            args = (states, keys, data, t0, int_zero, int_zero, schedule_tree)
+            compiled_cache["program"], seconds = _compile(*args, **static)
             compile_seconds += seconds
-        return compiled_cache[cache_key]
+        return compiled_cache["program"]
 
     def run_phase(states, keys, n_steps, thin_, save, n_pieces):
-        """Run ``n_steps`` kernel steps; keep every ``thin_``-th position when ``save``."""
+        """Run ``n_steps`` kernel steps, keeping every ``thin_``-th position when ``save``.
+
+        Unsaved (warm-up) steps are grouped ``thin_`` at a time so that few chunks run.
+        """
         nonlocal elapsed, t
-        n_saved_total = n_steps // thin_
+        if not save:
+            thin_ = max(1, n_steps // (capacity * max(1, n_pieces)))
         parts, infos_out, wall = [], [], []
-        for size in _chunks(n_saved_total, n_pieces):
-            program = program_for(states, keys, size, thin_, save)
+        plan = [(size, thin_) for size in _chunks(n_steps // thin_, max(n_pieces, math.ceil(n_steps / thin_ / capacity)))]
+        if n_steps % thin_:
+            plan.append((n_steps % thin_, 1))
+        for size, step_thin in plan:
+            run_chunk = program()
             start = time.perf_counter()
-            states, keys, out = program(states, keys, data, jnp.asarray(t, jnp.float32))
+            states, keys, (positions, infos) = run_chunk(
+                states,
+                keys,
+                data,
+                jnp.asarray(t, jnp.float32),
+                jnp.asarray(size, jnp.int32),
+                jnp.asarray(step_thin, jnp.int32),
+                schedule_tree,
+            )
             jax.block_until_ready(states)
             seconds = time.perf_counter() - start
-            positions, infos = out if save else (states.position, out)
-            _check_finite(positions, infos.potential, t, t + size * thin_, schedule, kernel.name)
+            positions = positions[:, :size]
+            infos = jax.tree_util.tree_map(lambda x: x[:, :size], infos)
+            _check_finite(positions, infos.potential, t, t + size * step_thin, schedule, kernel.name)
             if save:
                 parts.append(np.asarray(positions))
             infos_out.append(jax.tree_util.tree_map(np.asarray, infos))
             wall.append(elapsed + seconds * np.arange(1, size + 1) / size)
             elapsed += seconds
-            t += size * thin_
+            t += size * step_thin
             if bar is not None:
-                bar.update(size * thin_)
+                bar.update(size * step_thin)
         return states, keys, parts, infos_out, wall
 
     warm_pot = []
