@@ -160,7 +160,7 @@ def sample(
     Kernels with an ``adapt`` function run in whitened coordinates ``theta = theta_0 + T u``
     (:mod:`regbayes.samplers.base`): ``T`` starts as ``initial_scale * I`` and, with
     ``adapt_transform`` and at least 100 warm-up steps, is re-estimated twice from the
-    pooled draws of the chains — from steps [0.2, 0.4) and [0.6, 0.8) of warm-up — so that
+    pooled draws of the chains — from steps [0.15, 0.3) and [0.3, 0.9) of warm-up — so that
     correlated posteriors look isotropic to the sampler (a dense T up to
     ``DENSE_TRANSFORM_MAX`` coordinates, diagonal beyond). Step sizes are then relative.
 
@@ -260,13 +260,17 @@ def sample(
     warm_pot = []
     try:
         if adapting:
-            w1 = int(0.4 * n_warmup)
-            for _ in range(2):
-                half = w1 // 2
-                states, keys, _, infos, _ = run_phase(states, keys, half, 1, False, 2)
-                warm_pot += [i.potential for i in infos]
-                keep = max(1, (w1 - half) // 200)
-                states, keys, parts, infos, _ = run_phase(states, keys, (w1 - half) // keep * keep, keep, True, 2)
+            # Two windows: the first (30% of warm-up) brings the chains to the typical set
+            # and gives a rough T from its second half; the second (60%) estimates T from
+            # all of its draws, now taken with the rough T in place.
+            for fraction, skip in ((0.3, 0.5), (0.6, 0.0)):
+                length = int(fraction * n_warmup)
+                burn = int(skip * length)
+                if burn:
+                    states, keys, _, infos, _ = run_phase(states, keys, burn, 1, False, 2)
+                    warm_pot += [i.potential for i in infos]
+                keep = max(1, (length - burn) // 400)
+                states, keys, parts, infos, _ = run_phase(states, keys, (length - burn) // keep * keep, keep, True, 2)
                 warm_pot += [i.potential for i in infos]
                 states = install(states, _estimate_transform(np.concatenate(parts, axis=1), dense))
         rest = n_warmup - t

@@ -35,6 +35,7 @@ from ._validation import check_choice, check_finite_features, check_int, check_p
 
 SAMPLERS = ("gibbs", "shmc", "ssgld", "ssgnht", "srwm")
 SCHEDULES = ("adagrad", "polynomial", "constant")
+MINIBATCH_SAMPLERS = ("ssgld", "ssgnht", "srwm")
 MAX_GIBBS_FEATURES = 5000
 
 # The kernels run in whitened coordinates (regbayes.samplers.base): the driver starts
@@ -63,7 +64,13 @@ class BayesianSVC(ClassifierMixin, BaseEstimator):
         Gibbs with data augmentation (exact), stochastic random-walk Metropolis.
     n_draws, n_warmup, n_chains, thin : int
         Draws kept per chain, warm-up steps discarded, chains run side by side (vmap),
-        and the thinning interval.
+        and the thinning interval. ``n_warmup=None`` and ``thin=None`` pick the
+        sampler's defaults: 1000 and 1 for the full-data samplers (gibbs, shmc), whose
+        iteration is a sweep over all rows; 10,000 and 10 for the minibatch samplers
+        (ssgld, ssgnht, srwm), whose iteration costs O(batch_size * d) and which need
+        about ten times more iterations per effective draw (measured on breast cancer:
+        posterior-mean relative error 4-6% against a long Gibbs run with these defaults,
+        35-65% with 1000 and 1).
     batch_size : int, default=100
         Minibatch size |D~| of the stochastic samplers (ssgld, ssgnht, srwm's test
         increment). Larger than the number of rows: clipped to it with a warning.
@@ -95,9 +102,9 @@ class BayesianSVC(ClassifierMixin, BaseEstimator):
         prior_scale=1.0,
         sampler="ssgld",
         n_draws=1000,
-        n_warmup=1000,
+        n_warmup=None,
         n_chains=1,
-        thin=1,
+        thin=None,
         batch_size=100,
         step_size=None,
         schedule="adagrad",
@@ -131,9 +138,11 @@ class BayesianSVC(ClassifierMixin, BaseEstimator):
         check_positive("prior_scale", self.prior_scale)
         check_choice("sampler", self.sampler, SAMPLERS)
         check_int("n_draws", self.n_draws, 1)
-        check_int("n_warmup", self.n_warmup, 0)
+        if self.n_warmup is not None:
+            check_int("n_warmup", self.n_warmup, 0)
         check_int("n_chains", self.n_chains, 1)
-        check_int("thin", self.thin, 1)
+        if self.thin is not None:
+            check_int("thin", self.thin, 1)
         check_int("batch_size", self.batch_size, 1)
         check_int("n_leapfrog", self.n_leapfrog, 1)
         check_choice("prediction", self.prediction, ("mean", "gibbs"))
@@ -184,6 +193,13 @@ class BayesianSVC(ClassifierMixin, BaseEstimator):
             return sigma_ref
         return math.sqrt(self.prior_scale * sigma_ref)
 
+    def _run_lengths(self):
+        """``(n_warmup, thin)`` with the sampler-specific defaults filled in."""
+        minibatch = self.sampler in MINIBATCH_SAMPLERS
+        n_warmup = self.n_warmup if self.n_warmup is not None else (10_000 if minibatch else 1000)
+        thin = self.thin if self.thin is not None else (10 if minibatch else 1)
+        return n_warmup, thin
+
     def _step_schedule(self, X, n):
         if self.sampler == "gibbs":
             return 1.0, None
@@ -200,7 +216,7 @@ class BayesianSVC(ClassifierMixin, BaseEstimator):
             return self.schedule, preconditioner
         if self.schedule == "polynomial" and self.sampler in ("ssgld", "ssgnht") and not callable(h):
             gamma = 0.33
-            h0 = h * (1.0 + max(self.n_warmup, 1)) ** gamma
+            h0 = h * (1.0 + max(self._run_lengths()[0], 1)) ** gamma
             return schedules.polynomial(h0, b=1.0, gamma=gamma), preconditioner
         return h, preconditioner
 
@@ -237,6 +253,7 @@ class BayesianSVC(ClassifierMixin, BaseEstimator):
                 f"{d} features use 'ssgld' or 'ssgnht' (limit {MAX_GIBBS_FEATURES})"
             )
         h, preconditioner = self._step_schedule(X, n)
+        n_warmup, thin = self._run_lengths()
         kernel = self._kernel(batch_size, preconditioner)
         dim = d + int(self.fit_intercept)
         shape = (dim,) if n_classes == 2 else (n_classes, dim)
@@ -257,9 +274,9 @@ class BayesianSVC(ClassifierMixin, BaseEstimator):
                 data,
                 init,
                 key,
-                n_warmup=self.n_warmup,
+                n_warmup=n_warmup,
                 n_draws=self.n_draws,
-                thin=self.thin,
+                thin=thin,
                 step_size=h,
                 initial_scale=self._initial_scale(X, n),
                 progress=self.progress,

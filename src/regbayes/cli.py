@@ -1,0 +1,347 @@
+"""Command-line interface: ``regbayes {demo, reproduce, fit, predict, datasets, bench}``.
+
+Examples::
+
+    regbayes demo --out results/demo
+    regbayes reproduce --list
+    regbayes reproduce fig5 --n 100000 --seed 1 --out results/fig5
+    regbayes reproduce fig4 --quick
+    regbayes fit train.svm --sampler ssgld --model-out model.pkl
+    regbayes predict model.pkl test.svm --proba
+    regbayes datasets
+    regbayes bench
+
+Every command returns an exit status from :func:`main` (0 on success, 1 on a failed
+run, 2 on a usage error) instead of calling ``sys.exit`` itself, except for argparse's
+own ``--help`` and syntax errors.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import pickle
+import sys
+import time
+from pathlib import Path
+
+__all__ = ["main", "build_parser"]
+
+SAMPLERS = ("gibbs", "shmc", "ssgld", "ssgnht", "srwm")
+
+
+def _positive_int(text: str) -> int:
+    try:
+        value = int(float(text)) if "e" in text.lower() else int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a positive integer, got {text!r}") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"expected a positive integer, got {text!r}")
+    return value
+
+
+def _positive_float(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a positive number, got {text!r}") from None
+    if not value > 0:
+        raise argparse.ArgumentTypeError(f"expected a positive number, got {text!r}")
+    return value
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="regbayes",
+        description="Bayesian max-margin learning with stochastic subgradient MCMC (JAX).",
+    )
+    parser.add_argument("--version", action="store_true", help="print the version and exit")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+
+    p = sub.add_parser("demo", help="Gibbs vs SSGLD vs SSGNHT on breast cancer (about a minute)",
+                       description="Fit the Bayesian linear SVM on standardised breast cancer with the "
+                       "gibbs, ssgld and ssgnht samplers (2 chains each), print a comparison table and "
+                       "write a posterior plot.")
+    p.add_argument("--out", default=os.path.join("results", "demo"), help="output folder (default: %(default)s)")
+    p.add_argument("--quick", action="store_true", help="fewer draws (a smoke test)")
+    p.add_argument("--seed", type=int, default=0, help="random seed (default: %(default)s)")
+    p.add_argument("--no-progress", action="store_true", help="hide progress bars")
+
+    p = sub.add_parser("reproduce", help="reproduce a figure of paper 000 (see --list)",
+                       description="Run one registered experiment; writes NAME.png, NAME.json and "
+                       "results.md into --out.")
+    p.add_argument("name", nargs="?", metavar="NAME", help="experiment name (see --list)")
+    p.add_argument("--list", action="store_true", help="list the experiments and exit")
+    p.add_argument("--out", default=None, help="output folder (default: results/NAME)")
+    p.add_argument("--n", type=_positive_int, default=None, help="data size (rows) where the experiment has one")
+    p.add_argument("--quick", action="store_true", help="small data and short runs")
+    p.add_argument("--seed", type=int, default=0, help="random seed (default: %(default)s)")
+    p.add_argument("--no-progress", action="store_true", help="hide progress bars")
+
+    p = sub.add_parser("fit", help="fit a BayesianSVC to an svmlight file and save it",
+                       description="Fit BayesianSVC to DATA (svmlight/LIBSVM, optionally compressed) "
+                       "and pickle the fitted estimator to --model-out.")
+    p.add_argument("data", metavar="DATA", help="svmlight/LIBSVM training file")
+    p.add_argument("--sampler", choices=SAMPLERS, default="ssgld", help="default: %(default)s")
+    p.add_argument("--model-out", required=True, metavar="FILE", help="where to save the fitted model (pickle)")
+    p.add_argument("--n-draws", type=_positive_int, default=1000, help="draws per chain (default: %(default)s)")
+    p.add_argument("--n-warmup", type=int, default=None,
+                   help="warm-up steps (default: the estimator's per-sampler default)")
+    p.add_argument("--n-chains", type=_positive_int, default=1, help="chains (default: %(default)s)")
+    p.add_argument("--thin", type=_positive_int, default=None,
+                   help="thinning interval (default: the estimator's per-sampler default)")
+    p.add_argument("--batch-size", type=_positive_int, default=100, help="minibatch size (default: %(default)s)")
+    p.add_argument("--C", dest="C", type=_positive_float, default=1.0, help="hinge scale c (default: %(default)s)")
+    p.add_argument("--prior-scale", type=_positive_float, default=1.0, help="prior std nu (default: %(default)s)")
+    p.add_argument("--schedule", choices=("adagrad", "polynomial", "constant"), default="adagrad")
+    p.add_argument("--step-size", type=_positive_float, default=None, help="step size (default: automatic)")
+    p.add_argument("--no-intercept", action="store_true", help="fit without an intercept")
+    p.add_argument("--seed", type=int, default=0, help="random seed (default: %(default)s)")
+    p.add_argument("--no-progress", action="store_true", help="hide the progress bar")
+
+    p = sub.add_parser("predict", help="predict with a saved model",
+                       description="Print one prediction per row of DATA (svmlight). With --proba, "
+                       "print the Gibbs-classifier vote fraction of every class instead. When DATA has "
+                       "labels, the accuracy goes to stderr.")
+    p.add_argument("model", metavar="MODEL", help="file written by 'regbayes fit' (pickle; load trusted files only)")
+    p.add_argument("data", metavar="DATA", help="svmlight/LIBSVM file")
+    p.add_argument("--proba", action="store_true", help="print class probabilities (vote fractions)")
+    p.add_argument("--output", default=None, metavar="FILE", help="write predictions here instead of stdout")
+
+    p = sub.add_parser("datasets", help="list the public data sets regbayes can fetch")
+    p.add_argument("--json", action="store_true", help="print the registry as JSON")
+
+    p = sub.add_parser("bench", help="run benchmarks/bayes_svm.py (the sampler benchmark)",
+                       description="Run benchmarks/bayes_svm.py from the source tree; extra arguments "
+                       "after -- are passed to it.")
+    p.add_argument("args", nargs=argparse.REMAINDER, help="arguments for the benchmark script")
+    return parser
+
+
+# --------------------------------------------------------------------------- commands
+def _error(command: str, message: str) -> int:
+    print(f"regbayes {command}: error: {message}", file=sys.stderr)
+    return 2
+
+
+def _cmd_demo(args) -> int:
+    from .experiments import demo
+
+    print(f"regbayes demo: writing to {args.out}", file=sys.stderr)
+    result = demo.run(args.out, quick=args.quick, seed=args.seed, progress=not args.no_progress)
+    print(result["table"])
+    print(f"\nfigure: {result['png']}\nnumbers: {result['json']}\ntable: {result['markdown']}")
+    print(f"total time: {result['seconds']:.1f} s")
+    return 0
+
+
+def _cmd_reproduce(args) -> int:
+    from .experiments import EXPERIMENTS, describe
+
+    if args.list:
+        width = max(len(n) for n in EXPERIMENTS)
+        for name, title in describe().items():
+            print(f"{name:<{width}}  {title}")
+        return 0
+    if not args.name:
+        return _error("reproduce", f"give an experiment NAME or --list; known: {', '.join(sorted(EXPERIMENTS))}")
+    if args.name not in EXPERIMENTS:
+        return _error("reproduce", f"unknown experiment {args.name!r}; known: {', '.join(sorted(EXPERIMENTS))}")
+    out = args.out or os.path.join("results", args.name)
+    options = dict(quick=args.quick, seed=args.seed, progress=not args.no_progress)
+    if args.n is not None:
+        options["n"] = args.n
+    print(f"regbayes reproduce {args.name}: writing to {out}", file=sys.stderr)
+    result = EXPERIMENTS[args.name].run(out, **options)
+    print(result["table"])
+    print(f"\nfigure: {result['png']}\nnumbers: {result['json']}\ntable: {result['markdown']}")
+    print(f"total time: {result['seconds']:.1f} s")
+    return 0
+
+
+def _load_svmlight(path, n_features=None):
+    from .datasets import load_svmlight
+
+    return load_svmlight(path, n_features=n_features)
+
+
+def _cmd_fit(args) -> int:
+    import numpy as np
+
+    from . import BayesianSVC
+    from .inference import diagnostics
+
+    if args.n_warmup is not None and args.n_warmup < 0:
+        return _error("fit", f"--n-warmup must be >= 0, got {args.n_warmup}")
+    if not Path(args.data).is_file():
+        return _error("fit", f"no such file: {args.data}")
+    try:
+        X, y = _load_svmlight(args.data)
+    except (ValueError, OSError) as exc:
+        return _error("fit", str(exc))
+    model = BayesianSVC(
+        C=args.C, prior_scale=args.prior_scale, sampler=args.sampler, n_draws=args.n_draws,
+        n_warmup=args.n_warmup, n_chains=args.n_chains, thin=args.thin, batch_size=args.batch_size,
+        step_size=args.step_size, schedule=args.schedule, fit_intercept=not args.no_intercept,
+        random_state=args.seed, progress=not args.no_progress,
+    )
+    start = time.perf_counter()
+    try:
+        model.fit(X, y)
+    except (ValueError, FloatingPointError) as exc:
+        print(f"regbayes fit: error: {exc}", file=sys.stderr)
+        return 1
+    seconds = time.perf_counter() - start
+    diag = diagnostics(model.idata_, "eta")
+    trace = model.trace_
+    iteration = np.asarray(trace["iteration"]).astype(int)
+    thin = int(iteration[1] - iteration[0]) if len(iteration) > 1 else (args.thin or 1)
+    n_warmup = int(iteration[0]) + 1 - thin
+    out = Path(args.model_out)
+    if out.parent and not out.parent.exists():
+        out.parent.mkdir(parents=True, exist_ok=True)
+    with open(out, "wb") as f:
+        pickle.dump(model, f, protocol=pickle.HIGHEST_PROTOCOL)
+    coef = np.asarray(model.coef_)
+    shown = np.array2string(coef.ravel()[:10], precision=3, separator=", ")
+    print(f"BayesianSVC(sampler={args.sampler!r}) fitted on {args.data}: {X.shape[0]} rows x {X.shape[1]} "
+          f"features, classes {list(model.classes_)}")
+    print(f"  draws: {args.n_chains} chain(s) x {args.n_draws} (warm-up {n_warmup}, thin {thin}); "
+          f"fit {seconds:.2f} s (compile {trace['compile_seconds']:.2f} s, sampling {trace['sampling_seconds']:.2f} s)")
+    print(f"  training accuracy: {model.score(X, y):.4f}")
+    print(f"  min ESS: {diag['min_ess']:.1f}   max R-hat: {diag['max_rhat']:.3f}" +
+          ("" if args.n_chains > 1 else " (R-hat needs 2+ chains)"))
+    print(f"  posterior-mean weights{' (first 10)' if coef.size > 10 else ''}: {shown}")
+    print(f"  posterior-mean intercept: {np.array2string(np.asarray(model.intercept_), precision=3)}")
+    print(f"model saved to {out}")
+    return 0
+
+
+def _cmd_predict(args) -> int:
+    import numpy as np
+
+    if not Path(args.model).is_file():
+        return _error("predict", f"no such model file: {args.model}")
+    if not Path(args.data).is_file():
+        return _error("predict", f"no such file: {args.data}")
+    try:
+        with open(args.model, "rb") as f:
+            model = pickle.load(f)
+    except (pickle.UnpicklingError, EOFError, AttributeError, ImportError) as exc:
+        return _error("predict", f"{args.model} is not a model saved by 'regbayes fit' ({exc})")
+    if not hasattr(model, "predict") or not hasattr(model, "n_features_in_"):
+        return _error("predict", f"{args.model} does not hold a fitted classifier")
+    try:
+        X, y = _load_svmlight(args.data, n_features=model.n_features_in_)
+    except ValueError as exc:
+        return _error("predict", f"{exc} (the model expects {model.n_features_in_} features)")
+    except OSError as exc:
+        return _error("predict", str(exc))
+    stream = open(args.output, "w") if args.output else sys.stdout
+    try:
+        if args.proba:
+            proba = model.predict_proba(X)
+            print(" ".join(f"p({c})" for c in model.classes_), file=stream)
+            for row in proba:
+                print(" ".join(f"{p:.4f}" for p in row), file=stream)
+        else:
+            for label in model.predict(X):
+                print(label, file=stream)
+    finally:
+        if args.output:
+            stream.close()
+    known = np.isin(y, model.classes_)
+    if known.all():
+        accuracy = float(np.mean(model.predict(X) == y))
+        print(f"accuracy on {args.data}: {accuracy:.4f} ({len(y)} rows)", file=sys.stderr)
+    return 0
+
+
+def _cmd_datasets(args) -> int:
+    try:
+        from . import datasets
+    except ImportError as exc:  # pragma: no cover - the package ships datasets
+        return _error("datasets", f"regbayes.datasets is not available ({exc})")
+    lister = getattr(datasets, "list_datasets", None)
+    if lister is None:
+        return _error("datasets", "regbayes.datasets has no fetcher registry (list_datasets)")
+    registry = lister()
+    if args.json:
+        print(json.dumps({k: (v.to_dict() if hasattr(v, "to_dict") else str(v)) for k, v in registry.items()}, indent=2))
+        return 0
+    home = getattr(datasets, "get_data_home", None)
+    width = max((len(k) for k in registry), default=4)
+    for name, spec in registry.items():
+        print(f"{name:<{width}}  {getattr(spec, 'description', spec)}")
+    if home is not None:
+        try:
+            print(f"\ncache folder: {home()} (set $REGBAYES_DATA to change it)")
+        except Exception:  # noqa: BLE001 - informational only
+            pass
+    print("fetch with regbayes.datasets.fetch_<name>() or fetch_dataset_files(name); synthetic generators: "
+          "make_bayes_svm_2d, make_higgs_like, make_dp_mixture_svm, load_breast_cancer_standardized")
+    return 0
+
+
+def _find_benchmark() -> Path | None:
+    candidates = [Path(__file__).resolve().parents[2] / "benchmarks" / "bayes_svm.py",
+                  Path.cwd() / "benchmarks" / "bayes_svm.py"]
+    for path in candidates:
+        if path.is_file():
+            return path
+    return None
+
+
+def _cmd_bench(args) -> int:
+    import runpy
+
+    script = _find_benchmark()
+    if script is None:
+        print("regbayes bench: benchmarks/bayes_svm.py was not found. The benchmark ships with the "
+              "source tree, not with the installed package: run this command from a checkout of the "
+              "repository (or 'python benchmarks/bayes_svm.py').", file=sys.stderr)
+        return 1
+    extra = [a for a in args.args if a != "--"]
+    saved = sys.argv
+    sys.argv = [str(script), *extra]
+    try:
+        runpy.run_path(str(script), run_name="__main__")
+    except SystemExit as exc:
+        code = exc.code
+        return code if isinstance(code, int) else (0 if code is None else 1)
+    finally:
+        sys.argv = saved
+    return 0
+
+
+COMMANDS = {
+    "demo": _cmd_demo,
+    "reproduce": _cmd_reproduce,
+    "fit": _cmd_fit,
+    "predict": _cmd_predict,
+    "datasets": _cmd_datasets,
+    "bench": _cmd_bench,
+}
+
+
+def main(argv=None) -> int:
+    """Entry point of the ``regbayes`` console script; returns the exit status."""
+    parser = build_parser()
+    args, extra = parser.parse_known_args(argv)
+    if extra:
+        if args.command != "bench":
+            parser.error(f"unrecognized arguments: {' '.join(extra)}")
+        args.args = [*args.args, *extra]
+    if args.version:
+        from . import __version__
+
+        print(f"regbayes {__version__}")
+        return 0
+    if not args.command:
+        parser.print_help(sys.stderr)
+        return 2
+    return COMMANDS[args.command](args)
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())

@@ -1,0 +1,40 @@
+"""Reproductions of the Bayesian linear SVM experiments of paper 000, Section 5.1.
+
+Each module has ``run(out_dir, **options) -> dict`` that writes ``<name>.png``,
+``<name>.json`` (the numbers) and ``results.md`` (a markdown table) into ``out_dir`` and
+returns the paths, the table and the numbers. Common options: ``n`` (data size where it
+applies), ``quick`` (small and fast), ``seed``, ``progress`` (progress bars).
+
+* ``fig4`` -- posterior samples of a 2-D Bayesian SVM: Gibbs vs SSGLD vs SSGNHT
+* ``fig5`` -- test accuracy vs wall time, five samplers, Higgs-like and breast cancer
+* ``fig6`` -- minibatch-size sensitivity of SSGLD and SSGNHT
+* ``fig7`` -- SSGLD with AdaGrad vs polynomial step sizes
+* ``demo`` -- a short tour on breast cancer (not a paper figure)
+"""
+from __future__ import annotations
+
+from . import demo, fig4, fig5, fig6, fig7
+
+EXPERIMENTS = {
+    "fig4": fig4,
+    "fig5": fig5,
+    "fig6": fig6,
+    "fig7": fig7,
+    "demo": demo,
+}
+
+
+def get_experiment(name: str):
+    """The experiment module called ``name`` (``KeyError`` with the known names otherwise)."""
+    try:
+        return EXPERIMENTS[name]
+    except (KeyError, TypeError):
+        raise KeyError(f"unknown experiment {name!r}; known: {', '.join(sorted(EXPERIMENTS))}") from None
+
+
+def describe() -> dict:
+    """``{name: one-line title}`` of the registered experiments."""
+    return {name: getattr(mod, "TITLE", name) for name, mod in EXPERIMENTS.items()}
+
+
+__all__ = ["EXPERIMENTS", "describe", "get_experiment"]

@@ -1,0 +1,272 @@
+"""Shared pieces of the experiments: data, fitting with timing, running accuracy curves,
+and writing the PNG / JSON / markdown outputs."""
+from __future__ import annotations
+
+import json
+import math
+import time
+import warnings
+from pathlib import Path
+from typing import Callable, Mapping, Sequence
+
+import numpy as np
+
+__all__ = [
+    "Fit",
+    "fit_model",
+    "running_accuracy",
+    "posterior_draws",
+    "relative_error",
+    "load_higgs_like",
+    "load_breast_cancer",
+    "markdown_table",
+    "write_outputs",
+    "fmt",
+]
+
+
+class Fit(dict):
+    """Result of :func:`fit_model`: ``model`` (or None), ``seconds`` (wall, compile
+    included), ``compile_seconds``, ``sampling_seconds``, ``error`` (str or None),
+    ``note`` (what was changed to make the run succeed) and ``params`` (final)."""
+
+    __getattr__ = dict.get
+
+
+def fit_model(make: Callable[..., object], X, y, *, retries: int = 3, shrink: float = 3.0, **params) -> Fit:
+    """Fit ``make(**params)`` on ``(X, y)``; on a sampler divergence retry with the step
+    size divided by ``shrink`` (at most ``retries`` times) and say so in ``note``.
+
+    Never raises for a divergence or a numerical failure: the last error is returned in
+    ``error`` with ``model=None``, so one failing sampler does not stop a whole figure.
+    """
+    from ..inference import DivergenceError
+
+    note = ""
+    params = dict(params)
+    for attempt in range(retries + 1):
+        model = make(**params)
+        start = time.perf_counter()
+        try:
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore", RuntimeWarning)
+                model.fit(X, y)
+        except (DivergenceError, FloatingPointError, np.linalg.LinAlgError) as exc:
+            elapsed = time.perf_counter() - start
+            if attempt == retries:
+                return Fit(model=None, seconds=elapsed, compile_seconds=float("nan"),
+                           sampling_seconds=float("nan"), error=str(exc).split("\n")[0],
+                           note=note, params=params)
+            h = params.get("step_size")
+            if h is None:
+                h = _step_from_message(str(exc))
+            if h is None or callable(h):
+                return Fit(model=None, seconds=elapsed, compile_seconds=float("nan"),
+                           sampling_seconds=float("nan"), error=str(exc).split("\n")[0],
+                           note=note, params=params)
+            params["step_size"] = float(h) / shrink
+            first = note.split(";")[0] if note else f"diverged at step size {float(h):.3g}"
+            note = f"{first}; rerun with step_size={params['step_size']:.3g}"
+            continue
+        elapsed = time.perf_counter() - start
+        trace = getattr(model, "trace_", {})
+        return Fit(model=model, seconds=elapsed,
+                   compile_seconds=float(trace.get("compile_seconds", float("nan"))),
+                   sampling_seconds=float(trace.get("sampling_seconds", float("nan"))),
+                   error=None, note=note, params=params)
+    raise AssertionError("unreachable")
+
+
+def _step_from_message(message: str):
+    """The step size a :class:`~regbayes.inference.DivergenceError` reports ("at step size H")."""
+    import re
+
+    match = re.search(r"at step size ([0-9.eE+-]+)", message)
+    if not match:
+        return None
+    try:
+        return float(match.group(1).rstrip("."))
+    except ValueError:
+        return None
+
+
+def posterior_draws(model):
+    """``(coef, intercept)`` reshaped to (chain, draw, d) and (chain, draw)."""
+    coef = np.asarray(model.coef_samples_, dtype=np.float64)
+    intercept = np.asarray(model.intercept_samples_, dtype=np.float64)
+    n_chains = int(getattr(model, "n_chains", 1) or 1)
+    n_draws = coef.shape[0] // n_chains
+    return coef.reshape(n_chains, n_draws, *coef.shape[1:]), intercept.reshape(n_chains, n_draws, *intercept.shape[1:])
+
+
+def running_accuracy(model, X_test, y_test, *, n_checkpoints: int = 40, burn_fraction: float = 0.5):
+    """Test accuracy of the running posterior-mean classifier along a run.
+
+    At checkpoint ``k`` (draws per chain so far, log-spaced) the classifier is the mean
+    of draws ``[floor(burn_fraction * k), k)`` pooled over chains -- the cumulative mean
+    with the first ``burn_fraction`` of the run so far discarded as burn-in (0 gives the
+    plain cumulative mean). Its time is ``trace_["wall_time"]`` of draw ``k`` (seconds
+    since sampling started, compilation excluded; the driver times chunks of the run and
+    interpolates within a chunk).
+
+    Returns ``(times, accuracies, draws)`` arrays of the checkpoints.
+    """
+    coef, intercept = posterior_draws(model)
+    n_draws = coef.shape[1]
+    ks = np.unique(np.geomspace(1, n_draws, num=min(n_checkpoints, n_draws)).round().astype(int))
+    prefix = np.concatenate([np.zeros((1, *coef.shape[2:])), np.cumsum(coef.sum(axis=0), axis=0)])
+    prefix_b = np.concatenate([np.zeros((1, *intercept.shape[2:])), np.cumsum(intercept.sum(axis=0), axis=0)])
+    starts = np.minimum(np.floor(burn_fraction * ks).astype(int), ks - 1)
+    counts = (ks - starts) * coef.shape[0]
+    means = (prefix[ks] - prefix[starts]) / counts.reshape(-1, *([1] * (coef.ndim - 2)))
+    means_b = (prefix_b[ks] - prefix_b[starts]) / counts.reshape(-1, *([1] * (intercept.ndim - 2)))
+    classes = np.asarray(model.classes_)
+    X_test = np.asarray(X_test, dtype=np.float64) if not hasattr(X_test, "tocsr") else X_test
+    y_test = np.asarray(y_test)
+    acc = np.empty(len(ks))
+    for i, (w, b) in enumerate(zip(means, means_b)):
+        scores = np.asarray(X_test @ w.T) + b
+        pred = classes[(scores > 0).astype(int)] if scores.ndim == 1 else classes[np.argmax(scores, axis=1)]
+        acc[i] = float(np.mean(pred == y_test))
+    times = np.asarray(model.trace_["wall_time"], dtype=np.float64)[ks - 1]
+    return times, acc, ks
+
+
+def relative_error(estimate, reference) -> float:
+    """``||estimate - reference|| / ||reference||`` (Frobenius norms)."""
+    estimate = np.asarray(estimate, dtype=np.float64)
+    reference = np.asarray(reference, dtype=np.float64)
+    denom = float(np.linalg.norm(reference))
+    return float(np.linalg.norm(estimate - reference) / denom) if denom > 0 else float("nan")
+
+
+def load_higgs_like(n: int, seed: int, test_fraction: float = 0.1):
+    """HIGGS-shaped synthetic data (28 features), split at random into train and test."""
+    from ..datasets import make_higgs_like
+
+    n = int(n)
+    if n < 20:
+        raise ValueError(f"n must be at least 20, got {n}")
+    X, y = make_higgs_like(n, n_features=28, random_state=seed)
+    n_test = max(2, int(round(test_fraction * n)))
+    perm = np.random.default_rng(seed + 1).permutation(n)
+    test, train = perm[:n_test], perm[n_test:]
+    return X[train], X[test], y[train], y[test]
+
+
+def load_breast_cancer(seed: int, test_size: float = 0.3):
+    from ..datasets import load_breast_cancer_standardized
+
+    return load_breast_cancer_standardized(test_size=test_size, random_state=seed)
+
+
+def fmt(value, digits: int = 3) -> str:
+    """Compact number formatting for tables ("-" for None/NaN)."""
+    if value is None:
+        return "-"
+    if isinstance(value, str):
+        return value
+    if isinstance(value, (bool, np.bool_)):
+        return str(bool(value))
+    if isinstance(value, (int, np.integer)):
+        return str(int(value))
+    value = float(value)
+    if not math.isfinite(value):
+        return "-"
+    if value != 0 and (abs(value) < 10 ** (-digits) or abs(value) >= 10**6):
+        return f"{value:.{digits}g}"
+    return f"{value:.{digits}f}"
+
+
+def markdown_table(headers: Sequence[str], rows: Sequence[Sequence]) -> str:
+    """A GitHub-style markdown table; cells formatted with :func:`fmt`."""
+    cells = [[fmt(c) for c in row] for row in rows]
+    lines = ["| " + " | ".join(headers) + " |", "|" + "|".join(["---"] * len(headers)) + "|"]
+    lines += ["| " + " | ".join(row) + " |" for row in cells]
+    return "\n".join(lines)
+
+
+def _jsonable(obj):
+    if isinstance(obj, Mapping):
+        return {str(k): _jsonable(v) for k, v in obj.items()}
+    if isinstance(obj, (list, tuple)):
+        return [_jsonable(v) for v in obj]
+    if isinstance(obj, np.ndarray):
+        return _jsonable(obj.tolist())
+    if isinstance(obj, (np.bool_, bool)):
+        return bool(obj)
+    if isinstance(obj, (np.integer,)):
+        return int(obj)
+    if isinstance(obj, (float, np.floating)):
+        value = float(obj)
+        return value if math.isfinite(value) else None
+    return obj
+
+
+def write_outputs(out_dir, name: str, fig, numbers: dict, markdown: str) -> dict:
+    """Write ``<name>.png``, ``<name>.json`` and ``results.md`` into ``out_dir``; return
+    the paths (strings) under ``png``, ``json``, ``markdown``."""
+    out = Path(out_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    png, js, md = out / f"{name}.png", out / f"{name}.json", out / "results.md"
+    fig.savefig(png)
+    js.write_text(json.dumps(_jsonable(numbers), indent=2) + "\n")
+    md.write_text(markdown.rstrip() + "\n")
+    return {"png": str(png), "json": str(js), "markdown": str(md)}
+
+
+def accuracy_run(make, X_train, y_train, X_test, y_test, *, n_checkpoints: int = 40, **params) -> dict:
+    """Fit with :func:`fit_model` and record the running test accuracy
+    (:func:`running_accuracy`). Returns plain numbers for the JSON: ``times``,
+    ``accuracy``, ``draws`` (checkpoints), ``final_accuracy``, ``sampling_seconds``,
+    ``compile_seconds``, ``fit_seconds``, ``seconds_per_iteration``, ``note``, ``error``."""
+    fit = fit_model(make, X_train, y_train, **params)
+    out = {
+        "params": {k: v for k, v in fit.params.items() if k != "progress" and not callable(v)},
+        "fit_seconds": fit.seconds,
+        "compile_seconds": fit.compile_seconds,
+        "sampling_seconds": fit.sampling_seconds,
+        "note": fit.note,
+        "error": fit.error,
+    }
+    if fit.model is None:
+        out.update(times=[], accuracy=[], draws=[], final_accuracy=float("nan"), seconds_per_iteration=float("nan"))
+        return out
+    times, acc, ks = running_accuracy(fit.model, X_test, y_test, n_checkpoints=n_checkpoints)
+    n_steps = total_iterations(fit.model)
+    out.update(
+        times=times,
+        accuracy=acc,
+        draws=ks,
+        final_accuracy=float(acc[-1]),
+        seconds_per_iteration=fit.sampling_seconds / max(n_steps, 1),
+        n_iterations=n_steps,
+    )
+    return out
+
+
+def run_lengths(model):
+    """``(n_warmup, thin, n_draws)`` a fitted BayesianSVC actually used, read from
+    ``trace_["iteration"]`` (the kernel step of every kept draw), so that estimator
+    defaults (``n_warmup=None``, ``thin=None``) are resolved."""
+    iteration = np.asarray(model.trace_["iteration"]).astype(int)
+    thin = int(iteration[1] - iteration[0]) if len(iteration) > 1 else int(getattr(model, "thin", None) or 1)
+    return int(iteration[0] + 1 - thin), thin, len(iteration)
+
+
+def total_iterations(model) -> int:
+    """Kernel steps of a fitted BayesianSVC per chain, warm-up included."""
+    return int(np.asarray(model.trace_["iteration"])[-1]) + 1
+
+
+def budgeted_draws(make, X, y, budget_seconds: float, *, min_draws: int = 5, max_draws: int = 100000, **params):
+    """Draws that fit in ``budget_seconds`` of sampling: a 3-iteration pilot run (no
+    warm-up) measures the seconds per iteration from its last two iterations (the first
+    call carries one-off costs). Returns ``(n_draws, seconds_per_iteration)``."""
+    pilot = fit_model(make, X, y, **{**params, "n_draws": 3, "n_warmup": 0, "thin": 1, "progress": False})
+    if pilot.model is None or not math.isfinite(pilot.sampling_seconds):
+        return min_draws, float("nan")
+    wall = np.asarray(pilot.model.trace_["wall_time"], dtype=np.float64)
+    per_iteration = (wall[-1] - wall[0]) / 2.0 if len(wall) >= 3 else pilot.sampling_seconds / 3.0
+    per_iteration = max(per_iteration, 1e-9)
+    return int(np.clip(budget_seconds / per_iteration, min_draws, max_draws)), per_iteration
