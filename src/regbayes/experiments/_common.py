@@ -259,14 +259,18 @@ def total_iterations(model) -> int:
     return int(np.asarray(model.trace_["iteration"])[-1]) + 1
 
 
-def budgeted_draws(make, X, y, budget_seconds: float, *, min_draws: int = 5, max_draws: int = 100000, **params):
-    """Draws that fit in ``budget_seconds`` of sampling: a 3-iteration pilot run (no
-    warm-up) measures the seconds per iteration from its last two iterations (the first
-    call carries one-off costs). Returns ``(n_draws, seconds_per_iteration)``."""
-    pilot = fit_model(make, X, y, **{**params, "n_draws": 3, "n_warmup": 0, "thin": 1, "progress": False})
+def budgeted_draws(make, X, y, budget_seconds: float, *, min_draws: int = 5, max_draws: int = 100000,
+                   pilot_draws: int = 5, **params):
+    """Draws that fit in about ``budget_seconds`` of sampling, from a short pilot run (no
+    warm-up, ``pilot_draws`` iterations, timed one by one): the median time of an
+    iteration, the first (which carries one-off costs) left out. Returns
+    ``(n_draws, seconds_per_iteration)``; on a shared machine the estimate is only as
+    steady as the load."""
+    pilot = fit_model(make, X, y, **{**params, "n_draws": pilot_draws, "n_warmup": 0, "thin": 1, "progress": False})
     if pilot.model is None or not math.isfinite(pilot.sampling_seconds):
         return min_draws, float("nan")
     wall = np.asarray(pilot.model.trace_["wall_time"], dtype=np.float64)
-    per_iteration = (wall[-1] - wall[0]) / 2.0 if len(wall) >= 3 else pilot.sampling_seconds / 3.0
+    steps = np.diff(np.concatenate([[0.0], wall]))
+    per_iteration = float(np.median(steps[1:])) if len(steps) > 1 else float(steps[0])
     per_iteration = max(per_iteration, 1e-9)
     return int(np.clip(budget_seconds / per_iteration, min_draws, max_draws)), per_iteration

@@ -20,8 +20,8 @@ SAMPLERS = ("gibbs", "ssgld", "ssgnht")
 # Warm-up steps and thinning per sampler (see ``run``).
 RUN_LENGTHS = {
     "gibbs": {"n_warmup": 500, "thin": 5},
-    "ssgld": {"n_warmup": 20000, "thin": 50},
-    "ssgnht": {"n_warmup": 20000, "thin": 50},
+    "ssgld": {"n_warmup": None, "thin": None},  # the estimator's defaults: 10,000 and 10
+    "ssgnht": {"n_warmup": None, "thin": None},
 }
 QUICK_RUN_LENGTHS = {
     "gibbs": {"n_warmup": 200, "thin": 2},
@@ -38,7 +38,7 @@ def run(
     n_draws: int | None = None,
     n_warmup: int | None = None,
     thin: int | None = None,
-    batch_size: int = 50,
+    batch_size: int = 100,
     n_chains: int = 2,
     samplers=SAMPLERS,
     progress: bool = False,
@@ -49,8 +49,8 @@ def run(
     Every sampler keeps ``n_draws`` draws per chain (default 1000; ``quick``: 200).
     Warm-up steps and thinning default per sampler (:data:`RUN_LENGTHS`): Gibbs sweeps are
     exact but cost O(n d^2), so 500 warm-up sweeps and every 5th draw; SSGLD and SSGNHT
-    steps are cheap but strongly autocorrelated, so 20000 warm-up steps (which also tune
-    the whitening transform) and every 50th step. ``n_warmup`` / ``thin`` override them
+    use the estimator's defaults for minibatch samplers (10,000 warm-up steps, which also
+    tune the whitening transform, and every 10th step). ``n_warmup`` / ``thin`` override them
     for all samplers. Minibatches of ``batch_size`` rows.
     """
     from sklearn.datasets import load_breast_cancer as _raw

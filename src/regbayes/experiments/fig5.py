@@ -11,7 +11,7 @@ Samplers follow the paper's settings: on Higgs, minibatches of 1000 for SSGLD (A
 and SRWM and of 100 for SSGNHT; on the small set, minibatches of 10 for all stochastic
 samplers. Gibbs with data augmentation and subgradient HMC with MH test (SHMC) use all
 rows per iteration, so on the large set each gets a wall-time budget (``budget`` s of
-sampling, from a 2-iteration pilot run) instead of a fixed number of draws, as the
+sampling, from a 5-iteration pilot run) instead of a fixed number of draws, as the
 paper's Gibbs barely finishes one sweep while the stochastic samplers converge.
 
 Every run starts at eta = 0 with no warm-up, and the curve is the accuracy of the
@@ -167,7 +167,8 @@ def run(
         "Accuracy of the running posterior-mean classifier (mean of the second half of the draws so far) "
         "on held-out data, against sampling wall time (compilation excluded), all chains started at "
         f"eta = 0 without warm-up. Gibbs and SHMC use every row per iteration; on the Higgs-like set they "
-        f"get a budget of {budget:g} s of sampling (iterations from a 2-iteration pilot), which is why they "
+        f"get a budget of about {budget:g} s of sampling (iterations from a 5-iteration pilot run), which "
+        "is why they "
         "run far fewer iterations than the stochastic samplers.\n\n"
         f"{table}\n\nTotal time: {seconds:.1f} s.\n"
     )

@@ -37,7 +37,8 @@ class SampleResult(NamedTuple):
     wall_time: np.ndarray  # (draw,) seconds since sampling started (compile excluded)
     compile_seconds: float
     sampling_seconds: float
-    warmup_potential: np.ndarray  # (chain, warm-up step)
+    warmup_potential: np.ndarray  # (chain, recorded warm-up step): potential at warmup_iteration
+    warmup_iteration: np.ndarray  # step index of each recorded warm-up potential
     final_states: object
 
 
@@ -227,6 +228,7 @@ def sample(
         if not save:
             thin_ = max(1, n_steps // (capacity * max(1, n_pieces)))
         parts, infos_out, wall = [], [], []
+        recorded_steps.clear()
         plan = [(size, thin_) for size in _chunks(n_steps // thin_, max(n_pieces, math.ceil(n_steps / thin_ / capacity)))]
         if n_steps % thin_:
             plan.append((n_steps % thin_, 1))
@@ -251,13 +253,14 @@ def sample(
                 parts.append(np.asarray(positions))
             infos_out.append(jax.tree_util.tree_map(np.asarray, infos))
             wall.append(elapsed + seconds * np.arange(1, size + 1) / size)
+            recorded_steps.append(t + step_thin * np.arange(1, size + 1) - 1)
             elapsed += seconds
             t += size * step_thin
             if bar is not None:
                 bar.update(size * step_thin)
         return states, keys, parts, infos_out, wall
 
-    warm_pot = []
+    warm_pot, warm_steps, recorded_steps = [], [], []
     try:
         if adapting:
             # Two windows: the first (30% of warm-up) brings the chains to the typical set
@@ -269,14 +272,17 @@ def sample(
                 if burn:
                     states, keys, _, infos, _ = run_phase(states, keys, burn, 1, False, 2)
                     warm_pot += [i.potential for i in infos]
+                    warm_steps += recorded_steps
                 keep = max(1, (length - burn) // 400)
                 states, keys, parts, infos, _ = run_phase(states, keys, (length - burn) // keep * keep, keep, True, 2)
                 warm_pot += [i.potential for i in infos]
+                warm_steps += recorded_steps
                 states = install(states, _estimate_transform(np.concatenate(parts, axis=1), dense))
         rest = n_warmup - t
         if rest > 0:
             states, keys, _, infos, _ = run_phase(states, keys, rest, 1, False, max(1, n_chunks // 3))
             warm_pot += [i.potential for i in infos]
+            warm_steps += recorded_steps
         states, keys, pos_parts, info_parts, wall = run_phase(states, keys, n_draws * thin, thin, True, n_chunks)
     finally:
         if bar is not None:
@@ -296,5 +302,6 @@ def sample(
         compile_seconds=compile_seconds,
         sampling_seconds=elapsed,
         warmup_potential=np.concatenate(warm_pot, axis=1) if warm_pot else np.zeros((n_chains, 0)),
+        warmup_iteration=np.concatenate(warm_steps) if warm_steps else np.zeros(0, dtype=int),
         final_states=states,
     )

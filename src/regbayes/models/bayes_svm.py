@@ -45,6 +45,9 @@ MAX_GIBBS_FEATURES = 5000
 # standardised breast-cancer data against a long Gibbs run. srwm's is 2.38 / sqrt(P).
 DEFAULT_RELATIVE_STEP = {"ssgld": 0.5, "ssgnht": 0.15, "shmc": 0.3, "srwm": 2.38}
 DEFAULT_ADAGRAD_STEP = 0.5
+# Constant-step ssgld/ssgnht also cap h at factor * sqrt(batch_size / N) (see _step_schedule);
+# the factors reproduce the defaults above at breast cancer's N = 398, batch 100.
+NOISE_STEP_FACTOR = {"ssgld": 1.0, "ssgnht": 0.3}
 
 
 class BayesianSVC(ClassifierMixin, BaseEstimator):
@@ -200,7 +203,7 @@ class BayesianSVC(ClassifierMixin, BaseEstimator):
         thin = self.thin if self.thin is not None else (10 if minibatch else 1)
         return n_warmup, thin
 
-    def _step_schedule(self, X, n):
+    def _step_schedule(self, X, n, batch_size):
         if self.sampler == "gibbs":
             return 1.0, None
         preconditioner = "adagrad" if (self.sampler == "ssgld" and self.schedule == "adagrad") else None
@@ -212,6 +215,11 @@ class BayesianSVC(ClassifierMixin, BaseEstimator):
             h = DEFAULT_RELATIVE_STEP[self.sampler]
             if self.sampler == "srwm":
                 h /= math.sqrt(X.shape[1] + int(self.fit_intercept))
+            elif self.sampler in ("ssgld", "ssgnht"):
+                # Minibatch noise: in whitened coordinates the variance V of the
+                # subgradient estimate grows like N / batch_size, and both kernels stay
+                # stable and nearly unbiased only while h^2 V is O(1).
+                h = min(h, NOISE_STEP_FACTOR[self.sampler] * math.sqrt(batch_size / n))
         if callable(self.schedule):
             return self.schedule, preconditioner
         if self.schedule == "polynomial" and self.sampler in ("ssgld", "ssgnht") and not callable(h):
@@ -252,7 +260,7 @@ class BayesianSVC(ClassifierMixin, BaseEstimator):
                 f"sampler='gibbs' forms a dense {d} x {d} precision matrix per sweep; with "
                 f"{d} features use 'ssgld' or 'ssgnht' (limit {MAX_GIBBS_FEATURES})"
             )
-        h, preconditioner = self._step_schedule(X, n)
+        h, preconditioner = self._step_schedule(X, n, batch_size)
         n_warmup, thin = self._run_lengths()
         kernel = self._kernel(batch_size, preconditioner)
         dim = d + int(self.fit_intercept)

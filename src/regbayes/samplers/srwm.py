@@ -9,7 +9,8 @@ proposal variance 0.01 is ``s = 0.1`` with ``T = I``). The exact MH test accepts
     mu0 = (1/N) [log u + log p0(theta) - log p0(theta')],   u ~ U(0, 1).
 
 The sequential test estimates the mean of ``Lambda`` from a growing sample drawn without
-replacement, ``batch_size`` rows at a time. With ``n`` rows seen, sample mean ``m``,
+replacement, ``batch_size`` rows at a time (at most ``MAX_ROUND``). With ``n`` rows
+seen, sample mean ``m``,
 sample standard deviation ``s_l`` and the finite-population standard error
 ``se = s_l / sqrt(n) * sqrt(1 - (n - 1) / (N - 1))``, it stops as soon as
 
@@ -35,6 +36,9 @@ from .base import Potential, SamplingAlgorithm, StepInfo, identity_transform, tr
 class SRWMState(NamedTuple):
     position: jnp.ndarray
     transform: jnp.ndarray
+
+
+MAX_ROUND = 2**17  # rows added to the test's sample per round, at most
 
 
 def _primes_above(n: int, count: int) -> list[int]:
@@ -68,25 +72,27 @@ def srwm(potential: Potential, epsilon: float = 0.05) -> SamplingAlgorithm:
 
     def step(key, state, data, step_size):
         n = potential.n_data(data)
-        m = min(potential.batch_size or n, n)
+        m = min(potential.batch_size or n, n, MAX_ROUND)
         strides = jnp.asarray([p % n if n > 1 else 1 for p in _primes_above(n, 32)], jnp.int32)
         k_prop, k_u, k_perm, k_off = jax.random.split(key, 4)
         theta = state.position
         proposal = theta + step_size * transform_apply(state.transform, jax.random.normal(k_prop, theta.shape, theta.dtype))
-        stride = jax.random.choice(k_perm, strides)
-        offset = jax.random.randint(k_off, (), 0, n)
+        stride = jax.random.choice(k_perm, strides).astype(jnp.uint32)
+        offset = jax.random.randint(k_off, (), 0, n).astype(jnp.uint32)
         log_u = jnp.log(jax.random.uniform(k_u, minval=1e-38))
         mu0 = (log_u + potential.log_prior(theta, data) - potential.log_prior(proposal, data)) / n
 
         def cond(carry):
-            n_seen, _, _, done = carry
-            return jnp.logical_not(done)
+            return jnp.logical_not(carry[3])
 
         def body(carry):
-            n_seen, total, total_sq, _ = carry
-            j = n_seen + jnp.arange(m)
-            valid = j < n
-            idx = (offset + jnp.minimum(j, n - 1) * stride) % n
+            n_seen, total, total_sq, _, base = carry
+            # Rows base + j * stride (mod N), j < m, in uint32: j * stride < 2^17 * 2^14
+            # (strides are p - N for the first primes p above N, far below 2^14), and
+            # base + (j * stride mod N) < 2 N < 2^32 for any N < 2^31.
+            j = jnp.arange(m, dtype=jnp.uint32)
+            valid = n_seen + jnp.arange(m) < n
+            idx = ((base + (j * stride) % n) % n).astype(jnp.int32)
             lam = potential.log_lik_terms(proposal, data, idx) - potential.log_lik_terms(theta, data, idx)
             lam = jnp.where(valid, lam, 0.0)
             n_seen = jnp.minimum(n_seen + m, n)
@@ -98,10 +104,11 @@ def srwm(potential: Potential, epsilon: float = 0.05) -> SamplingAlgorithm:
             se = jnp.sqrt(var / n_seen * fpc)
             tail = student_t_tail(jnp.abs(mean - mu0) / jnp.maximum(se, 1e-30), jnp.maximum(n_seen - 1.0, 1.0))
             done = (n_seen >= n) | ((se > 0) & (tail < epsilon))
-            return n_seen, total, total_sq, done
+            return n_seen, total, total_sq, done, (base + (jnp.uint32(m) * stride) % n) % n
 
         zero = jnp.zeros((), theta.dtype)
-        n_seen, total, _, _ = jax.lax.while_loop(cond, body, (jnp.asarray(0), zero, zero, jnp.asarray(False)))
+        start = (jnp.asarray(0), zero, zero, jnp.asarray(False), offset)
+        n_seen, total, _, _, _ = jax.lax.while_loop(cond, body, start)
         accept = total / n_seen > mu0
         position = jnp.where(accept, proposal, theta)
         info = StepInfo(jnp.full((), jnp.nan, theta.dtype), accept.astype(theta.dtype), n_seen)

@@ -1,0 +1,157 @@
+"""The ``regbayes`` command line: parsing, errors, ``reproduce`` end to end, and a
+fit/predict round trip on a small svmlight file."""
+from __future__ import annotations
+
+import json
+import pickle
+
+import numpy as np
+import pytest
+from sklearn.datasets import dump_svmlight_file
+
+from regbayes import cli
+
+
+def test_help_and_no_command(capsys):
+    with pytest.raises(SystemExit) as exc:
+        cli.main(["--help"])
+    assert exc.value.code == 0
+    out = capsys.readouterr().out
+    for command in ("demo", "reproduce", "fit", "predict", "datasets", "bench"):
+        assert command in out
+    assert cli.main([]) == 2
+    assert "COMMAND" in capsys.readouterr().err
+    assert cli.main(["--version"]) == 0
+    assert capsys.readouterr().out.startswith("regbayes ")
+
+
+def test_reproduce_list(capsys):
+    assert cli.main(["reproduce", "--list"]) == 0
+    names = [line.split()[0] for line in capsys.readouterr().out.splitlines()]
+    assert {"fig4", "fig5", "fig6", "fig7", "demo"} <= set(names)
+
+
+def test_unknown_experiment_is_a_clear_error(capsys, tmp_path):
+    assert cli.main(["reproduce", "fig99", "--out", str(tmp_path)]) == 2
+    err = capsys.readouterr().err
+    assert "unknown experiment 'fig99'" in err and "fig4" in err and "fig7" in err
+    assert not any(tmp_path.iterdir())
+    assert cli.main(["reproduce"]) == 2
+    assert "--list" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["reproduce", "fig4", "--n", "0"],
+        ["reproduce", "fig4", "--n", "many"],
+        ["fit", "data.svm", "--sampler", "nuts", "--model-out", "m.pkl"],
+        ["fit", "data.svm"],  # --model-out is required
+        ["predict", "model.pkl"],
+    ],
+)
+def test_bad_arguments_exit_with_usage_error(argv, capsys):
+    with pytest.raises(SystemExit) as exc:
+        cli.main(argv)
+    assert exc.value.code == 2
+    assert "error" in capsys.readouterr().err
+
+
+def test_parser_options():
+    args = cli.build_parser().parse_args(["reproduce", "fig5", "--n", "1e5", "--quick", "--seed", "3"])
+    assert (args.name, args.n, args.quick, args.seed, args.out) == ("fig5", 100000, True, 3, None)
+    args = cli.build_parser().parse_args(["demo"])
+    assert args.out.endswith("demo") and not args.no_progress
+
+
+def test_reproduce_fig4_quick_end_to_end(tmp_path, capsys):
+    out = tmp_path / "fig4"
+    assert cli.main(["reproduce", "fig4", "--quick", "--n", "200", "--seed", "1", "--out", str(out)]) == 0
+    stdout = capsys.readouterr().out
+    assert "| gibbs |" in stdout and "| ssgld" in stdout and "| ssgnht" in stdout
+    assert (out / "fig4.png").read_bytes().startswith(b"\x89PNG")
+    numbers = json.loads((out / "fig4.json").read_text())
+    assert numbers["settings"]["n"] == 200 and numbers["settings"]["seed"] == 1
+    for method in ("gibbs", "ssgld", "ssgnht"):
+        info = numbers["methods"][method]
+        assert len(info["mean"]) == 2 and np.shape(info["cov"]) == (2, 2)
+        assert info["n_samples"] == 500
+    assert numbers["methods"]["gibbs"]["rel_error_mean_vs_gibbs"] == 0.0
+    assert "rel. err. mean vs gibbs" in (out / "results.md").read_text()
+
+
+@pytest.fixture
+def svmlight_files(tmp_path):
+    rng = np.random.default_rng(0)
+    w = np.array([2.0, -1.0, 0.0])
+    X = rng.normal(size=(160, 3))
+    y = np.where(X @ w + 0.3 * rng.normal(size=160) > 0, 1, -1)
+    train, test = tmp_path / "train.svm", tmp_path / "test.svm"
+    dump_svmlight_file(X[:120], y[:120], str(train), zero_based=False)
+    dump_svmlight_file(X[120:], y[120:], str(test), zero_based=False)
+    return train, test, y[120:]
+
+
+def test_fit_predict_round_trip(svmlight_files, tmp_path, capsys):
+    train, test, y_test = svmlight_files
+    model_path = tmp_path / "models" / "svc.pkl"
+    argv = ["fit", str(train), "--sampler", "ssgld", "--model-out", str(model_path),
+            "--n-draws", "200", "--n-warmup", "100", "--batch-size", "30", "--no-progress"]
+    assert cli.main(argv) == 0
+    out = capsys.readouterr().out
+    assert "120 rows x 3 features" in out and "training accuracy" in out and str(model_path) in out
+    with open(model_path, "rb") as f:
+        model = pickle.load(f)
+    assert model.sampler == "ssgld" and model.coef_samples_.shape == (200, 3)
+
+    assert cli.main(["predict", str(model_path), str(test)]) == 0
+    captured = capsys.readouterr()
+    labels = np.array([int(float(v)) for v in captured.out.split()])
+    assert len(labels) == len(y_test) and set(labels) <= {-1, 1}
+    assert np.mean(labels == y_test) > 0.8
+    assert "accuracy on" in captured.err
+
+    out_file = tmp_path / "proba.txt"
+    assert cli.main(["predict", str(model_path), str(test), "--proba", "--output", str(out_file)]) == 0
+    lines = out_file.read_text().splitlines()
+    assert lines[0] == "p(-1) p(1)" and len(lines) == len(y_test) + 1
+    proba = np.array([[float(v) for v in line.split()] for line in lines[1:]])
+    np.testing.assert_allclose(proba.sum(axis=1), 1.0)
+
+
+def test_fit_and_predict_file_errors(svmlight_files, tmp_path, capsys):
+    train, _, _ = svmlight_files
+    assert cli.main(["fit", str(tmp_path / "missing.svm"), "--model-out", str(tmp_path / "m.pkl")]) == 2
+    assert "no such file" in capsys.readouterr().err
+    bad = tmp_path / "bad.svm"
+    bad.write_text("this is not svmlight\n")
+    assert cli.main(["fit", str(bad), "--model-out", str(tmp_path / "m.pkl")]) == 2
+    assert "svmlight" in capsys.readouterr().err
+    assert cli.main(["predict", str(tmp_path / "nope.pkl"), str(train)]) == 2
+    assert "no such model file" in capsys.readouterr().err
+    junk = tmp_path / "junk.pkl"
+    junk.write_bytes(b"not a pickle")
+    assert cli.main(["predict", str(junk), str(train)]) == 2
+    assert "not a model" in capsys.readouterr().err
+
+
+def test_datasets_lists_the_registry(capsys):
+    assert cli.main(["datasets"]) == 0
+    out = capsys.readouterr().out
+    assert "realsim" in out and "higgs" in out
+    assert cli.main(["datasets", "--json"]) == 0
+    registry = json.loads(capsys.readouterr().out)
+    assert "ijcnn1" in registry and registry["ijcnn1"]["n_features"] == 22
+
+
+def test_bench_runs_the_script_or_explains(monkeypatch, tmp_path, capsys):
+    monkeypatch.setattr(cli, "_find_benchmark", lambda: None)
+    assert cli.main(["bench"]) == 1
+    assert "benchmarks/bayes_svm.py was not found" in capsys.readouterr().err
+
+    script = tmp_path / "bayes_svm.py"
+    script.write_text("import sys\nprint('bench args', sys.argv[1:])\nif '--fail' in sys.argv:\n    sys.exit(3)\n")
+    monkeypatch.setattr(cli, "_find_benchmark", lambda: script)
+    assert cli.main(["bench", "--", "--quick"]) == 0
+    assert "bench args ['--quick']" in capsys.readouterr().out
+    assert cli.main(["bench", "--fail"]) == 3
