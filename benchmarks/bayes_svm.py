@@ -75,30 +75,11 @@ N_FEATURES = 28
 
 
 # ----------------------------------------------------------------------------- data
-def _inline_higgs_like(n, rng):
-    """Fallback when ``regbayes.datasets.make_higgs_like`` is missing: 28 standardised
-    columns (21 Gaussian, 7 nonlinear functions of them), a linear + nonlinear + noise
-    score, ~65 % linear accuracy."""
-    z = rng.standard_normal((n, 21)).astype(np.float32)
-    a, b = z[:, 0:14:2], z[:, 1:14:2]
-    high = np.hypot(a, b)
-    high = (high - high.mean(0)) / high.std(0)
-    X = np.hstack([z, high]).astype(np.float32)
-    w = np.concatenate([np.where(np.arange(21) % 2 == 0, 1.0, -1.0) * np.sqrt(0.2 / 21), np.full(7, np.sqrt(0.8 / 7))])
-    q = np.einsum("ij,ij->i", z[:, 14:20:2], z[:, 15:21:2]) / np.sqrt(3)
-    score = X @ w + 1.2 * q + 1.7 * rng.standard_normal(n)
-    return X, (score > 0).astype(np.int64)
-
-
 def make_data(n_train, n_test, seed):
-    try:
-        from regbayes.datasets import make_higgs_like
+    from regbayes.datasets import make_higgs_like
 
-        X, y = make_higgs_like(n_train + n_test, n_features=N_FEATURES, random_state=seed, dtype=np.float32)
-        source = "regbayes.datasets.make_higgs_like"
-    except ImportError:
-        X, y = _inline_higgs_like(n_train + n_test, np.random.default_rng(seed))
-        source = "inline generator (make_higgs_like not importable)"
+    X, y = make_higgs_like(n_train + n_test, n_features=N_FEATURES, random_state=seed, dtype=np.float32)
+    source = "regbayes.datasets.make_higgs_like"
     return X[:n_train], y[:n_train], X[n_train:], y[n_train:], source
 
 
