@@ -215,6 +215,7 @@ def throughput_regbayes(sampler, X, data, batch_size, step_size, n_steps, thin, 
     import jax
     import jax.numpy as jnp
 
+    from regbayes._random import make_key  # the keys BayesianSVC uses
     from regbayes.inference import sample
     from regbayes.potentials import build_potential
     from regbayes.samplers import ssgld, ssgnht
@@ -235,7 +236,7 @@ def throughput_regbayes(sampler, X, data, batch_size, step_size, n_steps, thin, 
     def call(seed):
         cpu0 = time.process_time()
         result = sample(
-            kernel, data, init, jax.random.key(seed), n_warmup=0, n_draws=n_steps // thin, thin=thin, step_size=h, **extra
+            kernel, data, init, make_key(seed), n_warmup=0, n_draws=n_steps // thin, thin=thin, step_size=h, **extra
         )
         cpu = time.process_time() - cpu0 - result.compile_seconds
         return result.sampling_seconds, cpu
@@ -243,10 +244,12 @@ def throughput_regbayes(sampler, X, data, batch_size, step_size, n_steps, thin, 
     return call
 
 
-def throughput_blackjax(data, batch_size, step_size, n_steps, thin):
+def throughput_blackjax(data, batch_size, step_size, n_steps, thin, key_impl="threefry2x32"):
     def call(seed):
         cpu0 = time.process_time()
-        run = run_blackjax_sgld(data, n_warmup=0, n_draws=n_steps // thin, thin=thin, batch_size=batch_size, step_size=step_size, seed=seed)
+        run = run_blackjax_sgld(
+            data, n_warmup=0, n_draws=n_steps // thin, thin=thin, batch_size=batch_size, step_size=step_size, seed=seed, key_impl=key_impl
+        )
         return run["sampling_s"], time.process_time() - cpu0 - run["compile_s"]
 
     return call
@@ -262,8 +265,11 @@ def _chunks(total, n_chunks):
     return [total]
 
 
-def run_blackjax_sgld(data, *, n_warmup, n_draws, thin, batch_size, step_size, seed, n_chunks=10):
-    """blackjax.sgld on regbayes' stochastic potential, timed like regbayes' driver."""
+def run_blackjax_sgld(data, *, n_warmup, n_draws, thin, batch_size, step_size, seed, n_chunks=10, key_impl="threefry2x32"):
+    """blackjax.sgld on regbayes' stochastic potential, timed like regbayes' driver.
+
+    ``key_impl``: JAX's PRNG implementation of the key handed to BlackJAX (its users'
+    default is threefry; regbayes' estimators use "rbg")."""
     import blackjax
     import jax
     import jax.numpy as jnp
@@ -298,13 +304,13 @@ def run_blackjax_sgld(data, *, n_warmup, n_draws, thin, batch_size, step_size, s
         return jax.jit(program)
 
     position = jnp.zeros(data.X.shape[1], data.X.dtype)
-    key = jax.random.key(seed)
+    key = jax.random.key(seed, impl=key_impl)
     h = jnp.asarray(step_size, data.X.dtype)
     cache, compile_s, elapsed = _BLACKJAX_PROGRAMS, 0.0, 0.0
 
     def compiled(n_saved, thin_, save):
         nonlocal compile_s
-        cache_key = (batch_size, n_saved, thin_, save, data.X.shape, str(data.X.dtype))
+        cache_key = (batch_size, n_saved, thin_, save, data.X.shape, str(data.X.dtype), key_impl)
         if cache_key not in cache:
             start = time.perf_counter()
             cache[cache_key] = make_program(n_saved, thin_, save).lower(position, key, data, h).compile()
@@ -569,7 +575,8 @@ def bench_size(n, args, hyper):
         if not res["methods"][sampler].get("failed"):
             runners[sampler] = throughput_regbayes(sampler, X, data32, bs, step_override.get(sampler), t_steps, t_thin, hyper)
     runners["blackjax_sgld"] = throughput_blackjax(data32, bs, bj_step, t_steps, t_thin)
-    thr = {k: {"wall": [], "cpu": []} for k in ("ssgld", "ssgnht", "blackjax_sgld")}
+    runners["blackjax_sgld_rbg"] = throughput_blackjax(data32, bs, bj_step, t_steps, t_thin, key_impl="rbg")
+    thr = {k: {"wall": [], "cpu": []} for k in ("ssgld", "ssgnht", "blackjax_sgld", "blackjax_sgld_rbg")}
     for r in range(args.repeats + 1):
         for name in list(runners):
             try:
@@ -625,6 +632,7 @@ def bench_size(n, args, hyper):
     ok = not m["ssgld"].get("failed")
     ratios = {
         "ssgld_over_blackjax_it_per_s": thr["ssgld"]["median_it_per_s"] / thr["blackjax_sgld"]["median_it_per_s"] if ok else None,
+        "ssgld_over_blackjax_rbg_it_per_s": thr["ssgld"]["median_it_per_s"] / thr["blackjax_sgld_rbg"]["median_it_per_s"] if ok else None,
         "ssgld_over_blackjax_it_per_s_best": thr["ssgld"]["best_it_per_s"] / thr["blackjax_sgld"]["best_it_per_s"] if ok else None,
         "ssgld_over_blackjax_it_per_cpu_s": thr["ssgld"]["median_it_per_cpu_s"] / thr["blackjax_sgld"]["median_it_per_cpu_s"] if ok else None,
         "ssgld_over_blackjax_it_per_s_main_run": m["ssgld"]["it_per_s"] / m["blackjax_sgld"]["it_per_s"] if ok else None,
@@ -739,6 +747,10 @@ def profile_step_cost(n, repeats, batch_size=100, n_saved=1000, thin=10):
     run_driver = lambda: sample(kernel, data, init, jax.random.key(0), n_warmup=0, n_draws=n_saved, thin=thin, step_size=0.5).positions  # noqa: E731
     run_driver()  # warm the compilation cache
     progs["regbayes.inference.sample (the driver)"] = run_driver
+    rbg = jax.random.key(0, impl="rbg")
+    run_driver_rbg = lambda: sample(kernel, data, init, rbg, n_warmup=0, n_draws=n_saved, thin=thin, step_size=0.5).positions  # noqa: E731
+    run_driver_rbg()
+    progs["  ... with rbg keys (BayesianSVC's default)"] = run_driver_rbg
 
     wall = {k: [] for k in progs}
     cpu = {k: [] for k in progs}
@@ -815,8 +827,10 @@ def markdown(results):
         lines.append(
             f"Throughput (median of {len(thr['blackjax_sgld']['wall_it_per_s'])} interleaved warm runs of {thr['steps_per_run']:,} steps, thin {thr['thin']}): "
             f"SSGLD {fmt(thr['ssgld']['median_it_per_s'], '.4g')} it/s, SSGNHT {fmt(thr['ssgnht']['median_it_per_s'], '.4g')} it/s, "
-            f"BlackJAX SGLD {fmt(thr['blackjax_sgld']['median_it_per_s'], '.4g')} it/s.  "
-            f"**SSGLD ÷ BlackJAX it/s = {fmt(ra['ssgld_over_blackjax_it_per_s'], '.2f')}** (medians of wall time; per CPU-second: "
+            f"BlackJAX SGLD {fmt(thr['blackjax_sgld']['median_it_per_s'], '.4g')} it/s (threefry keys, its default), "
+            f"{fmt(thr['blackjax_sgld_rbg']['median_it_per_s'], '.4g')} it/s with rbg keys.  "
+            f"**SSGLD ÷ BlackJAX it/s = {fmt(ra['ssgld_over_blackjax_it_per_s'], '.2f')}** (both with their default keys: rbg and threefry; "
+            f"÷ BlackJAX with rbg keys: {fmt(ra['ssgld_over_blackjax_rbg_it_per_s'], '.2f')}; medians of wall time; per CPU-second: "
             f"{fmt(ra['ssgld_over_blackjax_it_per_cpu_s'], '.2f')}; best runs: "
             f"{fmt(ra['ssgld_over_blackjax_it_per_s_best'], '.2f')}; main runs: {fmt(ra['ssgld_over_blackjax_it_per_s_main_run'], '.2f')}).  "
             f"**Gibbs TTA ÷ SSGLD TTA = {fmt(ra['gibbs_tta_over_ssgld_tta_best'], '.3g')}**, "

@@ -149,3 +149,13 @@ def test_trace_and_idata(binary):
     assert np.all(np.diff(clf.trace_["wall_time"]) >= 0)
     assert clf.idata_.posterior["eta"].shape == (2, 200, 6)
     assert "step_size" in clf.idata_.sample_stats
+
+
+def test_random_state_accepts_a_random_state_instance():
+    X = np.random.RandomState(0).normal(size=(60, 2))
+    y = np.repeat([0, 1], 30)
+    a = BayesianSVC(sampler="gibbs", n_draws=20, n_warmup=10, random_state=np.random.RandomState(5)).fit(X, y)
+    b = BayesianSVC(sampler="gibbs", n_draws=20, n_warmup=10, random_state=np.random.RandomState(5)).fit(X, y)
+    np.testing.assert_array_equal(a.coef_samples_, b.coef_samples_)
+    a.set_params(prediction="gibbs")
+    assert set(a.predict(X)) <= {0, 1}

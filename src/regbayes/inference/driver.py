@@ -61,17 +61,22 @@ def _run_block(states, keys, data, t0, n_saved, thin, schedule_tree, *, kernel, 
         )
 
         def inner(j, carry):
-            state, key, t, accept, n_eval, _ = carry
+            state, key, t, accept, n_eval = carry
             key, sub = jax.random.split(key)
             state, info = kernel.step(sub, state, data, schedule(t))
-            return state, key, t + 1.0, accept + info.acceptance, n_eval + info.n_evaluated, info.potential
+            return state, key, t + 1.0, accept + info.acceptance, n_eval + info.n_evaluated
 
         def outer(i, carry):
             state, key, t, (pos_buf, info_buf) = carry
             zero_info = jax.tree_util.tree_map(lambda x: jnp.zeros(x.shape, x.dtype), info_shape)
-            start = (state, key, t, zero_info.acceptance, zero_info.n_evaluated, zero_info.potential)
-            state, key, t, accept, n_eval, potential = jax.lax.fori_loop(0, thin, inner, start)
-            info = zero_info._replace(potential=potential, acceptance=accept / thin, n_evaluated=n_eval)
+            # The first thin - 1 steps drop the step's potential (the compiler then skips
+            # computing it); only the kept step's potential is recorded.
+            start = (state, key, t, zero_info.acceptance, zero_info.n_evaluated)
+            state, key, t, accept, n_eval = jax.lax.fori_loop(0, thin - 1, inner, start)
+            key, sub = jax.random.split(key)
+            state, last = kernel.step(sub, state, data, schedule(t))
+            t = t + 1.0
+            info = last._replace(acceptance=(accept + last.acceptance) / thin, n_evaluated=n_eval + last.n_evaluated)
             pos_buf = pos_buf.at[i].set(state.position)
             info_buf = jax.tree_util.tree_map(lambda b, v: b.at[i].set(v), info_buf, info)
             return state, key, t, (pos_buf, info_buf)

@@ -23,10 +23,12 @@ import numpy as np
 import scipy.sparse as sp
 from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.preprocessing import LabelEncoder
+from sklearn.utils import check_random_state
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from .. import schedules
+from .._random import make_key
 from .._x64 import maybe_x64
 from ..inference import sample, to_inference_data
 from ..potentials import SVMData, build_potential, csr_to_padded, gibbs_svm
@@ -267,7 +269,7 @@ class BayesianSVC(ClassifierMixin, BaseEstimator):
         kernel = self._kernel(batch_size, preconditioner)
         dim = d + int(self.fit_intercept)
         shape = (dim,) if n_classes == 2 else (n_classes, dim)
-        key = jax.random.key(int(np.random.RandomState(self.random_state).randint(2**31 - 1)))
+        key = make_key(self.random_state)
         with maybe_x64(use_x64):
             dtype = np.float64 if use_x64 else np.float32
             labels = (2.0 * codes - 1.0).astype(dtype) if n_classes == 2 else codes.astype(np.int32)
@@ -311,7 +313,7 @@ class BayesianSVC(ClassifierMixin, BaseEstimator):
             "compile_seconds": result.compile_seconds,
             "sampling_seconds": result.sampling_seconds,
         }
-        self._gibbs_rng = np.random.default_rng(self.random_state)
+        self._gibbs_rng = np.random.default_rng(check_random_state(self.random_state).randint(2**31 - 1))
 
     # ------------------------------------------------------------------ predict
     def _discriminant(self, X, coef, intercept):
