@@ -20,7 +20,7 @@ SAMPLERS = ("gibbs", "ssgld", "ssgnht")
 # Warm-up steps and thinning per sampler (see ``run``).
 RUN_LENGTHS = {
     "gibbs": {"n_warmup": 500, "thin": 5},
-    "ssgld": {"n_warmup": None, "thin": None},  # the estimator's defaults: 10,000 and 10
+    "ssgld": {"n_warmup": None, "thin": None},  # the estimator's defaults: 10,000 and 50
     "ssgnht": {"n_warmup": None, "thin": None},
 }
 QUICK_RUN_LENGTHS = {
