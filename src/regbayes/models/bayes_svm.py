@@ -191,13 +191,16 @@ class BayesianSVC(ClassifierMixin, BaseEstimator):
         ``sigma_ref`` (the Gaussian analogue of the posterior width) underestimates the
         width of a hinge posterior, where only points near the margin inform the weights,
         and the prior scale ``nu`` bounds it from above. SSGLD (whose AdaGrad bounds each
-        move) and SRWM (which rejects bad moves) start from the geometric mean
-        ``sqrt(nu * sigma_ref)``, since warm-up shrinks an over-large T faster than it
-        grows a small one; subgradient HMC and SSGNHT, whose momentum would blow up with
-        an over-large T in the first steps, start from ``sigma_ref``.
+        move), SSGNHT (whose thermostat damps the first large moves) and SRWM (which
+        rejects bad moves) start from the geometric mean ``sqrt(nu * sigma_ref)``, since
+        warm-up shrinks an over-large T faster than it grows a small one; subgradient HMC,
+        whose momentum would blow up with an over-large T in the first steps, starts from
+        ``sigma_ref``. Measured for SSGNHT on breast cancer (one chain, defaults): posterior-
+        mean error 4.4-5.1% from the geometric mean, 16-27% from ``sigma_ref``, where the
+        too-small T of the first warm-up window is never grown back.
         """
         sigma_ref = self._sigma_ref(X, n)
-        if self.sampler in ("shmc", "ssgnht"):
+        if self.sampler == "shmc":
             return sigma_ref
         return math.sqrt(self.prior_scale * sigma_ref)
 
