@@ -7,6 +7,7 @@ Synthetic (NumPy only, ``random_state`` = None, int or ``np.random.Generator``):
 * ``make_dp_mixture_svm`` -- paper 001, synthetic Settings I and II (eq. 37)
 * ``make_higgs_like`` -- a HIGGS-shaped stand-in (28 features, ~64 % linear accuracy)
 * ``make_multiclass_blobs`` -- thin wrapper of ``sklearn.datasets.make_classification``
+* ``make_topic_corpus`` -- paper 000, section 4.1.1 (LDA + max-margin labels, eqs. 16-20)
 * ``load_breast_cancer_standardized`` -- scikit-learn's bundled data, train-only scaling
 
 Files: ``load_svmlight`` (plain/gz/bz2/xz). Public data sets: ``fetch_realsim``,
@@ -30,6 +31,7 @@ from .fetch import fetch_dataset_files, fetch_higgs, fetch_ijcnn1, fetch_realsim
 from .higgs_like import make_higgs_like
 from .registry import DatasetSpec, RemoteFile, get_dataset, list_datasets
 from .svmlight import load_svmlight
+from .topic_corpus import make_topic_corpus
 from .synthetic import hinge_label_probability, make_bayes_svm_2d, make_multiclass_blobs
 
 __all__ = [
@@ -38,6 +40,7 @@ __all__ = [
     "make_dp_mixture_svm",
     "make_higgs_like",
     "make_multiclass_blobs",
+    "make_topic_corpus",
     "load_breast_cancer_standardized",
     "load_svmlight",
     "read_svmlight_dense",

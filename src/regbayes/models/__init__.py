@@ -1,4 +1,5 @@
 """scikit-learn estimators: thin classes over potentials, kernels and the driver."""
 from .bayes_svm import BayesianSVC
+from .medlda import MedLDA
 
-__all__ = ["BayesianSVC"]
+__all__ = ["BayesianSVC", "MedLDA"]

@@ -13,6 +13,7 @@ from .base import Potential, SamplingAlgorithm, StepInfo
 from .hmc import shmc
 from .sgld import ssgld
 from .sgnht import ssgnht
+from .sgrld import SimplexCounts, sgrld, sgrld_simplex_step, simplex_mean
 from .srwm import srwm
 
 __all__ = [
@@ -23,4 +24,8 @@ __all__ = [
     "ssgld",
     "ssgnht",
     "srwm",
+    "SimplexCounts",
+    "sgrld",
+    "sgrld_simplex_step",
+    "simplex_mean",
 ]

@@ -1,0 +1,126 @@
+"""Labelled document corpus from the LDA + max-margin generative model of MedLDA.
+
+Paper 000, section 4.1.1 (Fig. 2): topics ``phi_k ~ Dir(beta)`` over ``n_words`` words;
+for each document ``theta_d ~ Dir(alpha)``, a length ``N_d ~ 1 + Poisson(doc_length - 1)``,
+``z_dn ~ theta_d`` and ``w_dn ~ phi_{z_dn}``. Classifier weights ``eta_y ~ N(0, nu^2 I_K)``
+(one row per class; one row for two classes) and the label is drawn from the hinge
+pseudo-likelihood of the average topic assignment ``zbar_d``, normalised over the classes:
+
+    two classes:  P(y = +1) ∝ exp(-c (l - eta^T zbar_d)_+),  P(y = -1) ∝ exp(-c (l + eta^T zbar_d)_+)
+    more:         P(y) ∝ psi(y | zbar_d, eta) = exp(-c (l + max_{y' != y} eta_{y'}^T zbar_d - eta_y^T zbar_d)_+)
+
+(eq. 20 with the Crammer–Singer discriminant of eq. 16). Large ``c`` makes labels nearly a
+deterministic function of ``zbar_d``.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import scipy.sparse as sp
+
+from ._validation import check_generator, check_positive_int, check_real
+
+__all__ = ["make_topic_corpus"]
+
+
+def _label_probabilities(zbar, coef, c, margin):
+    """(D, L) label probabilities of the module docstring; ``coef`` is (1, K) or (L, K)."""
+    f = zbar @ coef.T
+    if coef.shape[0] == 1:
+        f = f[:, 0]
+        log_psi = -c * np.stack([np.maximum(0.0, margin + f), np.maximum(0.0, margin - f)], axis=1)
+    else:
+        L = f.shape[1]
+        others = np.where(np.eye(L, dtype=bool)[None, :, :], -np.inf, f[:, None, :])  # (D, y, y')
+        log_psi = -c * np.maximum(0.0, margin + others.max(axis=2) - f)
+    log_psi -= log_psi.max(axis=1, keepdims=True)
+    p = np.exp(log_psi)
+    return p / p.sum(axis=1, keepdims=True)
+
+
+def make_topic_corpus(
+    n_docs: int = 1000,
+    n_topics: int = 10,
+    n_words: int = 500,
+    doc_length: float = 100.0,
+    n_classes: int = 2,
+    alpha: float = 0.1,
+    beta: float = 0.05,
+    C: float = 10.0,
+    margin: float = 1.0,
+    prior_scale: float = 3.0,
+    random_state=None,
+    return_coef: bool = False,
+):
+    """Draw a labelled corpus from the LDA + max-margin model (module docstring).
+
+    Parameters
+    ----------
+    n_docs, n_topics, n_words : int
+        D, K (>= 2) and the vocabulary size V (>= 2).
+    doc_length : float >= 1
+        Mean document length; lengths are ``1 + Poisson(doc_length - 1)`` (never empty).
+    n_classes : int >= 2
+    alpha, beta : float > 0
+        Symmetric Dirichlet parameters of theta_d and phi_k.
+    C, margin, prior_scale : float
+        c > 0, l >= 0 and nu > 0 of the label model.
+    random_state : None, int or np.random.Generator
+        Draw order: topics, classifier weights, theta, lengths, topic assignments, words,
+        labels.
+    return_coef : bool
+        Also return eta.
+
+    Returns
+    -------
+    X : scipy.sparse.csr_matrix (n_docs, n_words) of int64 word counts
+    y : ndarray (n_docs,) int64 labels in ``0 .. n_classes - 1``
+    topic_word : ndarray (n_topics, n_words), rows sum to 1 (phi)
+    doc_topic : ndarray (n_docs, n_topics), rows sum to 1 (theta)
+    coef : ndarray (1 or n_classes, n_topics), only if ``return_coef``
+    """
+    n_docs = check_positive_int(n_docs, "n_docs")
+    n_topics = check_positive_int(n_topics, "n_topics")
+    n_words = check_positive_int(n_words, "n_words")
+    n_classes = check_positive_int(n_classes, "n_classes")
+    if n_topics < 2:
+        raise ValueError(f"n_topics must be at least 2, got {n_topics}")
+    if n_words < 2:
+        raise ValueError(f"n_words must be at least 2, got {n_words}")
+    if n_classes < 2:
+        raise ValueError(f"n_classes must be at least 2, got {n_classes}")
+    doc_length = check_real(doc_length, "doc_length", low=1.0)
+    alpha = check_real(alpha, "alpha", low=0.0, low_inclusive=False)
+    beta = check_real(beta, "beta", low=0.0, low_inclusive=False)
+    C = check_real(C, "C", low=0.0, low_inclusive=False)
+    margin = check_real(margin, "margin", low=0.0)
+    prior_scale = check_real(prior_scale, "prior_scale", low=0.0, low_inclusive=False)
+    rng = check_generator(random_state)
+
+    topic_word = rng.dirichlet(np.full(n_words, beta), size=n_topics)
+    coef = rng.normal(0.0, prior_scale, size=(1 if n_classes == 2 else n_classes, n_topics))
+    doc_topic = rng.dirichlet(np.full(n_topics, alpha), size=n_docs)
+    lengths = 1 + rng.poisson(doc_length - 1.0, size=n_docs)
+    topic_counts = rng.multinomial(lengths, doc_topic)  # (D, K): n_dk
+
+    # words: token topics in document order, each word by inverse-CDF of its topic's phi
+    token_doc = np.repeat(np.arange(n_docs), lengths)
+    token_topic = np.repeat(np.tile(np.arange(n_topics), n_docs), topic_counts.ravel())
+    uniforms = rng.uniform(size=token_topic.shape[0])
+    cdf = np.cumsum(topic_word, axis=1)
+    token_word = np.empty(token_topic.shape[0], dtype=np.int64)
+    for k in range(n_topics):
+        at_k = token_topic == k
+        token_word[at_k] = np.minimum(np.searchsorted(cdf[k], uniforms[at_k] * cdf[k, -1], side="right"), n_words - 1)
+    X = sp.csr_matrix(
+        (np.ones(token_word.shape[0], dtype=np.int64), (token_doc, token_word)), shape=(n_docs, n_words)
+    )
+    X.sum_duplicates()
+
+    zbar = topic_counts / lengths[:, None]
+    probs = _label_probabilities(zbar, coef, C, margin)
+    u = rng.uniform(size=(n_docs, 1))
+    y = np.minimum((u > np.cumsum(probs, axis=1)).sum(axis=1), n_classes - 1).astype(np.int64)
+    if return_coef:
+        return X, y, topic_word, doc_topic, coef
+    return X, y, topic_word, doc_topic

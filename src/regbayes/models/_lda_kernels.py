@@ -1,0 +1,338 @@
+"""Token-level Gibbs kernels of MedLDA, compiled with numba (DESIGN.md, "Compute stack").
+
+Tokens are stored flat: document ``d`` owns tokens ``doc_ptr[d]:doc_ptr[d + 1]`` of ``words``
+(word ids) and ``z`` (topic ids). Topic-word arrays are word-major, ``(V, K)``, so that the K
+values a token needs are contiguous. Every kernel is pure: it copies what it changes and
+returns it; randomness comes from an explicit integer ``seed`` through a counter-based
+generator (splitmix64), one stream per document, so results do not depend on threads.
+
+Two token conditionals, each exposed as a function for the enumeration tests:
+
+* collapsed Gibbs MedLDA with data augmentation (Theta, Phi collapsed; paper 001, eq. 13 with
+  ``zbar_d`` in place of ``x_i``; one binary classifier per column of ``y_sign``)::
+
+      p(z_dn = k | ...) ∝ (n_dk^-n + alpha) (n_kw^-n + beta) / (n_k^-n + V beta)
+                          * prod_m exp(-c' zeta_dm(k) - c'^2 zeta_dm(k)^2 / (2 omega_dm))
+
+  with ``zeta_dm(k) = l - y_dm eta_m^T zbar_d(k)``, ``zbar_d(k)`` the average assignment with
+  ``z_dn = k``, and ``c' = C / 2`` (the augmented likelihood of
+  :mod:`regbayes.potentials.gibbs_svm`, whose marginal over omega is ``exp(-C zeta_+)``).
+
+* paper 000, eq. 22 (Theta collapsed, Phi and eta given)::
+
+      p(z_dn = k | ...) ∝ (n_dk^-n + alpha) Phi_kw psi(y_d | zbar_d(k), eta)
+
+  with psi of eq. 20: ``mode`` 0 is a product of binary hinges (``exp(-C sum_m (l - y_dm
+  f_m)_+)``, one per classifier), 1 the Crammer–Singer hinge of eq. 17 on class ``y_class``,
+  2 no label (psi = 1: LDA inference for new documents).
+"""
+from __future__ import annotations
+
+import types
+
+import numba
+import numpy as np
+
+MODE_BINARY = 0
+MODE_CRAMMER_SINGER = 1
+MODE_UNSUPERVISED = 2
+
+
+@numba.njit(inline="always")
+def _next_uniform(state):
+    """splitmix64: returns the advanced state and a uniform draw in [0, 1)."""
+    state = state + np.uint64(0x9E3779B97F4A7C15)
+    x = state
+    x = (x ^ (x >> np.uint64(30))) * np.uint64(0xBF58476D1CE4E5B9)
+    x = (x ^ (x >> np.uint64(27))) * np.uint64(0x94D049BB133111EB)
+    x = x ^ (x >> np.uint64(31))
+    return state, np.float64(x >> np.uint64(11)) * (1.0 / 9007199254740992.0)
+
+
+@numba.njit(inline="always")
+def _stream(seed, index):
+    """Initial state of the stream ``index`` of ``seed`` (decorrelated by one mixing round)."""
+    state = np.uint64(seed) * np.uint64(0xD1B54A32D192ED03) + np.uint64(index) * np.uint64(0x9E3779B97F4A7C15)
+    state, _ = _next_uniform(state)
+    return state
+
+
+@numba.njit(inline="always")
+def _draw(weights, K, state):
+    """Index drawn with probability proportional to ``weights[:K]`` (non-negative)."""
+    total = 0.0
+    for k in range(K):
+        total += weights[k]
+    state, u = _next_uniform(state)
+    target = u * total
+    acc = 0.0
+    for k in range(K):
+        acc += weights[k]
+        if target < acc:
+            return k, state
+    return K - 1, state
+
+
+@numba.njit(cache=True)
+def augmented_token_weights(ndk_minus, nwk_minus_w, nk_minus, n_d, f_minus, eta, y_sign, inv_omega,
+                            alpha, beta, vbeta, C, margin, out):
+    """Unnormalised collapsed Gibbs MedLDA conditional of one token (module docstring).
+
+    ``ndk_minus`` (K,), ``nwk_minus_w`` (K,) (counts of the token's word), ``nk_minus`` (K,):
+    counts without the token. ``f_minus`` (M,) holds ``eta_m^T n_d^-n`` (unnormalised
+    discriminants without the token); ``eta`` (M, K); ``y_sign`` and ``inv_omega`` (M,).
+    Writes the weights to ``out`` (K,) and returns it.
+    """
+    K = ndk_minus.shape[0]
+    M = eta.shape[0]
+    if M == 0:
+        for k in range(K):
+            out[k] = (ndk_minus[k] + alpha) * (nwk_minus_w[k] + beta) / (nk_minus[k] + vbeta)
+        return out
+    c = 0.5 * C
+    top = -np.inf
+    for k in range(K):  # log of the augmented likelihood, kept in out until normalised
+        s = 0.0
+        for m in range(M):
+            zeta = margin - y_sign[m] * (f_minus[m] + eta[m, k]) / n_d
+            s -= c * zeta + 0.5 * c * c * zeta * zeta * inv_omega[m]
+        out[k] = s
+        if s > top:
+            top = s
+    for k in range(K):
+        out[k] = (ndk_minus[k] + alpha) * (nwk_minus_w[k] + beta) / (nk_minus[k] + vbeta) * np.exp(out[k] - top)
+    return out
+
+
+@numba.njit(cache=True)
+def fixed_topic_token_weights(ndk_minus, phi_w, n_d, f_minus, eta, y_sign, y_class, mode, C, margin, alpha, out):
+    """Unnormalised eq. 22 conditional of one token with Phi and eta given (module docstring).
+
+    ``phi_w`` (K,) is ``Phi[:, w]``; ``f_minus`` (M,) is ``eta_m^T n_d^-n``; ``y_sign`` (M,)
+    the +-1 labels of the binary classifiers (mode 0); ``y_class`` the class (mode 1).
+    """
+    K = ndk_minus.shape[0]
+    M = eta.shape[0]
+    if mode == MODE_UNSUPERVISED or M == 0:
+        for k in range(K):
+            out[k] = (ndk_minus[k] + alpha) * phi_w[k]
+        return out
+    top = -np.inf
+    for k in range(K):  # log psi, kept in out until normalised
+        loss = 0.0
+        if mode == MODE_BINARY:
+            for m in range(M):
+                zeta = margin - y_sign[m] * (f_minus[m] + eta[m, k]) / n_d
+                if zeta > 0.0:
+                    loss += zeta
+        else:
+            f_true = (f_minus[y_class] + eta[y_class, k]) / n_d
+            f_other = -np.inf
+            for m in range(M):
+                if m != y_class:
+                    f = (f_minus[m] + eta[m, k]) / n_d
+                    if f > f_other:
+                        f_other = f
+            zeta = margin + f_other - f_true
+            if zeta > 0.0:
+                loss = zeta
+        out[k] = -C * loss
+        if out[k] > top:
+            top = out[k]
+    for k in range(K):
+        out[k] = (ndk_minus[k] + alpha) * phi_w[k] * np.exp(out[k] - top)
+    return out
+
+
+@numba.njit(cache=True)
+def count_tables(doc_ptr, words, z, n_topics, n_words):
+    """``(ndk (D, K), nwk (V, K), nk (K,))`` from the assignments (float64 counts)."""
+    D = doc_ptr.shape[0] - 1
+    ndk = np.zeros((D, n_topics))
+    nwk = np.zeros((n_words, n_topics))
+    nk = np.zeros(n_topics)
+    for d in range(D):
+        for i in range(doc_ptr[d], doc_ptr[d + 1]):
+            k = z[i]
+            ndk[d, k] += 1.0
+            nwk[words[i], k] += 1.0
+            nk[k] += 1.0
+    return ndk, nwk, nk
+
+
+@numba.njit(cache=True)
+def gibbs_medlda_sweep(doc_ptr, words, z, ndk, nwk, nk, eta, y_sign, inv_omega, alpha, beta, C, margin, seed):
+    """One collapsed Gibbs sweep over every token (documents in order), Gibbs MedLDA with DA.
+
+    ``ndk, nwk, nk`` are the count tables of ``z`` (see :func:`count_tables`); ``eta`` (M, K),
+    ``y_sign`` (D, M) +-1, ``inv_omega`` (D, M) = 1/lambda_dm. ``M = 0`` gives plain
+    collapsed LDA. Returns new ``(z, ndk, nwk, nk)``; the inputs are not modified.
+    Sequential by nature: every token changes the shared topic-word counts.
+    """
+    z = z.copy()
+    ndk = ndk.copy()
+    nwk = nwk.copy()
+    nk = nk.copy()
+    D = doc_ptr.shape[0] - 1
+    K = ndk.shape[1]
+    V = nwk.shape[0]
+    M = eta.shape[0]
+    vbeta = V * beta
+    weights = np.empty(K)
+    f = np.empty(M)
+    state = _stream(seed, 0)
+    for d in range(D):
+        start, stop = doc_ptr[d], doc_ptr[d + 1]
+        n_d = float(stop - start)
+        for m in range(M):
+            s = 0.0
+            for k in range(K):
+                s += eta[m, k] * ndk[d, k]
+            f[m] = s
+        for i in range(start, stop):
+            w = words[i]
+            old = z[i]
+            ndk[d, old] -= 1.0
+            nwk[w, old] -= 1.0
+            nk[old] -= 1.0
+            for m in range(M):
+                f[m] -= eta[m, old]
+            augmented_token_weights(ndk[d], nwk[w], nk, n_d, f, eta, y_sign[d], inv_omega[d],
+                                    alpha, beta, vbeta, C, margin, weights)
+            new, state = _draw(weights, K, state)
+            z[i] = new
+            ndk[d, new] += 1.0
+            nwk[w, new] += 1.0
+            nk[new] += 1.0
+            for m in range(M):
+                f[m] += eta[m, new]
+    return z, ndk, nwk, nk
+
+
+def _fixed_topic_sweeps(doc_ptr, words, z, phi_t, eta, y_sign, y_class, mode, C, margin, alpha,
+                       n_sweeps, n_burnin, seed, record, doc_keys, init_random):
+    """Gibbs sweeps of eq. 22 over documents sampled in parallel (Phi and eta fixed).
+
+    ``phi_t`` (V, K) is Phi transposed; ``y_sign`` (D, M), ``y_class`` (D,) as in
+    :func:`fixed_topic_token_weights`. Each document runs ``n_sweeps`` sweeps from ``z``; the
+    last ``n_sweeps - n_burnin`` are recorded (``z_kept`` is empty unless ``record``). Returns ``(z_new, ndk_mean (D, K), z_kept
+    (n_sweeps - n_burnin, n_tokens))``: the final assignments, the document-topic counts
+    averaged over the recorded sweeps, and the recorded assignments (for expected
+    topic-word counts). With ``init_random`` the starting topics are drawn uniformly inside
+    the kernel (``z`` is then only read for its shape). The stream of document ``d`` is
+    ``(seed, doc_keys[d])``: with keys from the documents' content
+    (:func:`document_keys`) a document gets the same draws wherever it sits in the corpus,
+    so predictions do not depend on row order or on the other rows; the serial build
+    :func:`fixed_topic_sweeps_serial` gives identical results (it wins on small minibatches
+    or a busy machine, where threads wait on each other).
+    """
+    D = doc_ptr.shape[0] - 1
+    K = phi_t.shape[1]
+    M = eta.shape[0]
+    n_kept = n_sweeps - n_burnin
+    z = z.copy()
+    ndk_mean = np.zeros((D, K))
+    z_kept = np.empty((max(n_kept, 0), words.shape[0]) if record else (0, 0), dtype=z.dtype)
+    for d in numba.prange(D):
+        start, stop = doc_ptr[d], doc_ptr[d + 1]
+        n_d = float(stop - start)
+        state = _stream(seed, doc_keys[d])
+        ndk = np.zeros(K)
+        for i in range(start, stop):
+            if init_random:
+                state, u = _next_uniform(state)
+                z[i] = min(int(u * K), K - 1)
+            ndk[z[i]] += 1.0
+        f = np.zeros(M)
+        for m in range(M):
+            for k in range(K):
+                f[m] += eta[m, k] * ndk[k]
+        weights = np.empty(K)
+        for sweep in range(n_sweeps):
+            for i in range(start, stop):
+                w = words[i]
+                old = z[i]
+                ndk[old] -= 1.0
+                for m in range(M):
+                    f[m] -= eta[m, old]
+                fixed_topic_token_weights(ndk, phi_t[w], n_d, f, eta, y_sign[d], y_class[d], mode,
+                                          C, margin, alpha, weights)
+                new, state = _draw(weights, K, state)
+                z[i] = new
+                ndk[new] += 1.0
+                for m in range(M):
+                    f[m] += eta[m, new]
+            if sweep >= n_burnin:
+                for k in range(K):
+                    ndk_mean[d, k] += ndk[k]
+                if record:
+                    for i in range(start, stop):
+                        z_kept[sweep - n_burnin, i] = z[i]
+        if n_kept > 0:
+            for k in range(K):
+                ndk_mean[d, k] /= n_kept
+    return z, ndk_mean, z_kept
+
+
+def _renamed(func, name):
+    """A copy of ``func`` under another name: numba's on-disk cache is keyed by the function's
+    qualified name, not by the ``parallel`` flag, so the two builds need two names."""
+    copy = types.FunctionType(func.__code__, func.__globals__, name, func.__defaults__, func.__closure__)
+    copy.__qualname__ = name
+    return copy
+
+
+fixed_topic_sweeps = numba.njit(cache=True, parallel=True)(_fixed_topic_sweeps)
+fixed_topic_sweeps_serial = numba.njit(cache=True)(_renamed(_fixed_topic_sweeps, "_fixed_topic_sweeps_serial"))
+fixed_topic_sweeps_serial.__doc__ = "One-thread build of :func:`fixed_topic_sweeps` (same arguments, same results)."
+
+
+@numba.njit(cache=True)
+def document_keys(doc_ptr, words):
+    """A 63-bit key of each document's content (its word ids in order; see
+    :func:`tokens_from_counts` for the canonical order): equal documents, equal keys."""
+    D = doc_ptr.shape[0] - 1
+    keys = np.empty(D, dtype=np.int64)
+    for d in range(D):
+        h = np.uint64(0x243F6A8885A308D3) + np.uint64(doc_ptr[d + 1] - doc_ptr[d])
+        for i in range(doc_ptr[d], doc_ptr[d + 1]):
+            h, _ = _next_uniform(h ^ np.uint64(words[i]))
+        keys[d] = np.int64(h >> np.uint64(1))
+    return keys
+
+
+@numba.njit(cache=True)
+def random_assignments(n_tokens, n_topics, seed):
+    """Uniform initial topics for ``n_tokens`` tokens (int32)."""
+    z = np.empty(n_tokens, dtype=np.int32)
+    state = _stream(seed, 0)
+    for i in range(n_tokens):
+        state, u = _next_uniform(state)
+        k = int(u * n_topics)
+        z[i] = min(k, n_topics - 1)
+    return z
+
+
+def expected_topic_word(words, z_kept, n_topics, n_words):
+    """Topic-word counts (K, V) averaged over the recorded sweeps ``z_kept`` (S, n_tokens)."""
+    n_kept = z_kept.shape[0]
+    if n_kept == 0 or words.shape[0] == 0:
+        return np.zeros((n_topics, n_words))
+    index = z_kept.astype(np.int64) * n_words + words[None, :]
+    counts = np.bincount(index.ravel(), minlength=n_topics * n_words).astype(np.float64)
+    return counts.reshape(n_topics, n_words) / n_kept
+
+
+def tokens_from_counts(X):
+    """Flatten a CSR count matrix into ``(doc_ptr (D+1,) int64, words (N,) int32)``.
+
+    Counts must be non-negative integers (checked by the caller); document ``d``'s tokens
+    are its words repeated by their counts, in column order.
+    """
+    X = X.tocsr(copy=True)
+    X.sum_duplicates()  # also sorts the column indices: a canonical token order per document
+    counts = X.data.astype(np.int64)
+    cumulative = np.concatenate([np.zeros(1, np.int64), np.cumsum(counts)])
+    doc_ptr = cumulative[X.indptr]
+    words = np.repeat(X.indices.astype(np.int32), counts)
+    return doc_ptr, words

@@ -1,0 +1,715 @@
+"""``MedLDA``: the max-margin supervised topic model (Gibbs MedLDA) as a scikit-learn classifier.
+
+Model (paper 000, section 4.1; paper 002, Appendix B): LDA with K topics
+``phi_k ~ Dir(beta)``, ``theta_d ~ Dir(alpha)``, ``z_dn ~ theta_d``, ``w_dn ~ phi_{z_dn}``,
+and a Gibbs classifier on the average topic assignment ``zbar_d`` (eq. 16) with the hinge
+pseudo-likelihood ``psi(y_d | zbar_d, eta) = exp(-c max(0, l - y_d eta^T zbar_d))`` (eq. 20;
+Crammer–Singer form ``exp(-c max(0, l + max_{y != y_d} eta_y^T zbar_d - eta_{y_d}^T zbar_d))``
+for ``multi_class="crammer_singer"``, eq. 17) and ``eta ~ N(0, nu^2 I)``.
+
+Two samplers:
+
+* ``"gibbs"`` -- Gibbs MedLDA with data augmentation (Zhu, Chen, Perkins & Zhang 2014):
+  Theta and Phi collapsed; ``lambda_d^{-1} | Z, eta`` inverse Gaussian and ``eta | Z, lambda``
+  Gaussian (paper 001, eqs. 17-18, :func:`regbayes.potentials.gibbs_svm._binary_sweep`); each
+  topic assignment from the collapsed LDA term times the augmented likelihood of the
+  candidate ``zbar_d`` (paper 001, eq. 13). Several classes: one binary classifier per class
+  sharing the topics (multi-task formulation); only ``multi_class="ovr"``.
+* ``"ssgrld"`` -- paper 000, Algorithm 1: per minibatch of documents, Gibbs sweeps of eq. 22
+  (Theta collapsed, Phi and eta given), then SGRLD for Phi in the expanded-mean
+  parameterisation (:func:`regbayes.samplers.sgrld.sgrld_simplex_step`) and SSGLD for eta with
+  the subgradient of eq. 21 (:func:`regbayes.samplers.ssgld` over
+  :func:`regbayes.potentials.build_potential`).
+
+The minibatch estimate of eq. 7 for eta is SSGLD's full-data potential on the minibatch's
+E[zbar] with c scaled by |D| / |D~| (the hinge term is linear in c). The classifier updates
+see their documents padded with zero rows to a few fixed sizes (zero rows change neither
+eq. 18 nor eq. 21), so that new corpus or batch sizes rarely recompile.
+
+Token loops run in numba (:mod:`regbayes.models._lda_kernels`; DESIGN.md measured the
+collapsed LDA sweep at 15.6 M tokens/s in numba against 1.6-2.0 M in the best JAX loop).
+
+Prediction (paper 000, section 4.1.2, "as described in [42]"): for each of the ``n_draws``
+kept draws (Phi_s, eta_s), E[zbar_d] of a new document from Gibbs sweeps with Phi_s fixed
+and no label (the second half of ``n_transform_sweeps`` averaged), then the vote of
+``argmax_y eta_s,y^T E[zbar_d]`` (two classes: its sign). A document's random stream is keyed
+by its content, so predictions do not depend on row order or on the other rows.
+
+Empty documents: dropped from training with a warning (they carry no word and no
+``zbar_d``); at prediction time they are kept and get the prior mean topic proportions
+``1/K``, so they are predicted from the classifier at ``zbar = 1/K``.
+"""
+from __future__ import annotations
+
+import functools
+import time
+import warnings
+
+import jax
+import jax.numpy as jnp
+import numba
+import numpy as np
+import scipy.sparse as sp
+from sklearn.base import BaseEstimator, ClassifierMixin, TransformerMixin, clone
+from sklearn.feature_extraction.text import CountVectorizer
+from sklearn.preprocessing import LabelEncoder
+from sklearn.utils import check_random_state
+from sklearn.utils.multiclass import check_classification_targets
+from sklearn.utils.validation import check_is_fitted, column_or_1d, validate_data
+
+from .. import schedules
+from .._x64 import enable_x64
+from ..potentials import SVMData, build_potential
+from ..potentials.gibbs_svm import _binary_sweep
+from ..samplers import ssgld
+from ..samplers.sgld import SGLDState
+from ..samplers.sgrld import sgrld_simplex_step
+from . import _lda_kernels as kern
+from ._validation import check_choice, check_int, check_positive
+
+SAMPLERS = ("ssgrld", "gibbs")
+MULTI_CLASS = ("ovr", "crammer_singer")
+DEFAULT_N_ITER = {"gibbs": 100, "ssgrld": 1000}
+DEFAULT_TOPIC_STEP = 0.05  # a of eps_t = a (1 + t / 100)^(-0.55)
+TOPIC_STEP_B, TOPIC_STEP_GAMMA = 100.0, 0.55  # paper 000, section 5: b = 100 for Phi
+DEFAULT_CLASSIFIER_STEP = 0.5  # h of SSGLD with AdaGrad (constant schedule)
+
+
+# ---------------------------------------------------------------- JAX pieces (float64)
+# One compiled program per iteration type (shapes fixed by D or batch_size, K and M): the
+# key split and every update of an iteration run inside it.
+
+
+@jax.jit
+def _gibbs_classifier_update(key, eta, zbar, y_sign, C, margin, prior_scale):
+    """lambda | Z, eta then eta | Z, lambda for each binary classifier (rows of ``eta``,
+    columns of ``y_sign``): paper 001 eqs. 17-18 via :func:`_binary_sweep`. Returns
+    ``(key, eta, inv_omega (D, M))``."""
+    key, sub = jax.random.split(key)
+    keys = jax.random.split(sub, eta.shape[0])
+    sweep = jax.vmap(_binary_sweep, in_axes=(0, 0, None, 1, None, None, None))
+    eta, inv_omega = sweep(keys, eta, zbar, y_sign, C, margin, prior_scale)
+    return key, eta, inv_omega.T
+
+
+_ETA_KERNEL = ssgld(build_potential(None), "adagrad")
+
+
+def _ssgld_eta(key, eta_state, zbar, labels, C, margin, prior_scale, h, crammer_singer):
+    """One SSGLD step (eq. 13) with the subgradient of eq. 21: the Crammer–Singer hinge on
+    ``eta`` (M, K), or one binary hinge per row of ``eta`` and column of ``labels``."""
+    if crammer_singer:
+        return _ETA_KERNEL.step(key, eta_state, SVMData(zbar, labels, C, margin, prior_scale), h)[0]
+
+    def one(k, st, y):
+        return _ETA_KERNEL.step(k, st, SVMData(zbar, y, C, margin, prior_scale), h)[0]
+
+    keys = jax.random.split(key, labels.shape[1])
+    return jax.vmap(one, in_axes=(0, 0, 1))(keys, eta_state, labels)
+
+
+@functools.partial(jax.jit, static_argnames="crammer_singer")
+def _ssgrld_update(key, theta, expected, scale, beta, eps, eta_state, zbar, labels, C, margin, prior_scale, h,
+                   crammer_singer):
+    """Algorithm 1's parameter step: SGRLD for Phi (expanded mean ``theta``) from the expected
+    topic-word counts of the minibatch, SSGLD for eta from its E[zbar]. ``C`` is already
+    scaled by |D| / |D~|. Returns ``(key, theta, eta_state)``."""
+    key, k_phi, k_eta = jax.random.split(key, 3)
+    theta = sgrld_simplex_step(k_phi, theta, expected, scale, beta, eps)
+    eta_state = _ssgld_eta(k_eta, eta_state, zbar, labels, C, margin, prior_scale, h, crammer_singer)
+    return key, theta, eta_state
+
+
+def _bucket(n):
+    """``n`` rounded up to one of 4 sizes per octave (at least 64): the classifier updates see
+    documents in padded blocks, so a new corpus or batch size rarely triggers a new compile
+    (about 1 s each, 3-5 s on a busy machine); the padding costs at most 25 % of the update."""
+    step = 2 ** max(6, int(n).bit_length() - 2)
+    return -(-n // step) * step
+
+
+def _pad_rows(a, n, value=0):
+    """``a`` with rows appended up to ``n``. Zero feature rows leave every classifier update
+    unchanged: their hinge subgradient ``-C y x`` and their terms ``x x^T / omega``, ``y x`` of
+    eq. 18 vanish."""
+    if a.shape[0] == n:
+        return a
+    pad = np.full((n - a.shape[0], *a.shape[1:]), value, dtype=a.dtype)
+    return np.concatenate([a, pad])
+
+
+# ---------------------------------------------------------------- input handling
+def _is_text(X):
+    if sp.issparse(X) or isinstance(X, np.ndarray) and X.dtype.kind != "O" and X.dtype.kind != "U":
+        return False
+    if isinstance(X, str):
+        raise ValueError("X is a single string; pass a list of documents")
+    try:
+        first = next(iter(X))
+    except (TypeError, StopIteration):
+        return False
+    return isinstance(first, str)
+
+
+def _check_counts(X):
+    """CSR int64 copy of a count matrix; refuses negative, non-integer or non-finite counts."""
+    values = X.data if sp.issparse(X) else np.asarray(X)
+    if values.size and not np.all(np.isfinite(values)):
+        raise ValueError("X contains NaN or infinity; MedLDA needs word counts")
+    if values.size and values.min() < 0:
+        raise ValueError("Negative values in data passed to MedLDA: X contains negative counts; word counts must be >= 0")
+    if values.size and np.any(values != np.round(values)):
+        raise ValueError("X contains non-integer counts; MedLDA needs integer word counts (use a CountVectorizer)")
+    X = sp.csr_matrix(X, dtype=np.int64)
+    X.sum_duplicates()
+    X.eliminate_zeros()
+    return X
+
+
+def perplexity_from(X, doc_topic, topic_word):
+    """``exp(-sum_dn log sum_k theta_dk phi_k,w_dn / N)`` of count matrix ``X`` (D, V) under
+    document-topic ``doc_topic`` (D, K) and topic-word ``topic_word`` (K, V) (rows normalised)."""
+    X = sp.csr_matrix(X)
+    doc_topic = np.asarray(doc_topic, np.float64)
+    topic_word = np.asarray(topic_word, np.float64)
+    doc_topic = doc_topic / doc_topic.sum(axis=1, keepdims=True)
+    topic_word = topic_word / topic_word.sum(axis=1, keepdims=True)
+    rows = np.repeat(np.arange(X.shape[0]), np.diff(X.indptr))
+    p = np.einsum("nk,kn->n", doc_topic[rows], topic_word[:, X.indices])
+    return float(np.exp(-np.sum(X.data * np.log(p)) / X.data.sum()))
+
+
+def _gather(doc_ptr, words, z, docs):
+    """Tokens of documents ``docs``: ``(doc_ptr_b, token_index, words_b, z_b)``."""
+    lengths = doc_ptr[docs + 1] - doc_ptr[docs]
+    doc_ptr_b = np.zeros(len(docs) + 1, np.int64)
+    np.cumsum(lengths, out=doc_ptr_b[1:])
+    index = np.repeat(doc_ptr[docs] - doc_ptr_b[:-1], lengths) + np.arange(doc_ptr_b[-1])
+    return doc_ptr_b, index, words[index], z[index]
+
+
+class _Timer:
+    """Wall time of sampling, pausable around callbacks and snapshots."""
+
+    def __init__(self):
+        self.elapsed = 0.0
+        self._start = time.perf_counter()
+
+    def pause(self):
+        self.elapsed += time.perf_counter() - self._start
+
+    def resume(self):
+        self._start = time.perf_counter()
+
+
+class MedLDA(ClassifierMixin, TransformerMixin, BaseEstimator):
+    """Max-margin supervised topic model (Gibbs MedLDA) with a Gibbs or a stochastic sampler.
+
+    Parameters
+    ----------
+    n_topics : int, default=20
+        K, the number of topics (>= 2).
+    alpha, beta : float, default=0.1, 0.01
+        Symmetric Dirichlet parameters of the document-topic and topic-word priors
+        (paper 000's 20 Newsgroups setting is ``alpha = beta = 1``).
+    C : float, default=1.0
+        c, scale of the hinge pseudo-likelihood (eq. 20).
+    margin : float, default=1.0
+        l, the margin.
+    prior_scale : float, default=1.0
+        nu, standard deviation of the Gaussian prior on the classifier weights eta.
+    sampler : {"ssgrld", "gibbs"}, default="ssgrld"
+    multi_class : {"ovr", "crammer_singer"}, default="ovr"
+        Three or more classes: one binary classifier per class sharing the topics ("ovr",
+        the papers' multi-task formulation, used by both samplers), or the Crammer–Singer
+        hinge of eqs. 16-17 ("crammer_singer", sampler="ssgrld" only). Ignored for two
+        classes (one binary classifier).
+    batch_size : int, default=100
+        Documents per minibatch (ssgrld).
+    n_iter : int, optional
+        Iterations: full Gibbs sweeps over the corpus (gibbs, default 100) or minibatch
+        updates (ssgrld, default 1000).
+    n_inner_sweeps : int, default=4
+        ssgrld: Gibbs sweeps of eq. 22 over a minibatch per iteration; the last
+        ``n_inner_sweeps - n_inner_burnin`` give the expected counts E[zbar], E[n_kw].
+    n_inner_burnin : int, default=2
+    topic_step_size : float or callable, optional
+        ssgrld: SGRLD step ``eps_t`` for Phi; a float ``a`` means
+        ``a (1 + t / 100)^(-0.55)`` (paper 000: b = 100); a callable ``t -> eps_t`` is used
+        as is. Default ``a = 0.05``.
+    classifier_step_size : float or callable, optional
+        ssgrld: SSGLD step h for eta (AdaGrad-preconditioned; a float is constant; default 0.5).
+    n_draws : int, default=5
+        Posterior draws of (Phi, eta) kept for prediction, evenly spaced over the second
+        half of the run. ``predict_proba`` gives the Gibbs classifier's vote fractions over
+        them; ``predict`` the class with most votes (ties: larger mean discriminant).
+    n_transform_sweeps : int, default=20
+        Gibbs sweeps with Phi fixed used by ``transform``/``predict`` per draw; the first
+        half is burn-in, the second half averaged.
+    vectorizer : sklearn CountVectorizer, optional
+        Used (cloned) when ``fit`` gets raw texts; default
+        ``CountVectorizer(stop_words="english")``. The fitted copy is ``vectorizer_``.
+    snapshot_every : int, optional
+        Keep a snapshot of (Phi, eta) every that many iterations in ``snapshots_`` (for
+        accuracy against documents processed / wall time: see ``staged_predict``).
+    callback : callable, optional
+        ``callback(info)`` after every iteration, with ``info`` a dict of ``iteration``,
+        ``n_docs`` (cumulative documents processed), ``wall_time`` (seconds of sampling,
+        callback time excluded), ``topic_word`` (K, V) and ``coef`` (current eta).
+        Returning True stops the run.
+    n_jobs : int, optional
+        Threads for the documents of a minibatch and for ``transform``/``predict`` (numba
+        ``prange``); None uses numba's default (all cores), 1 the one-thread build. The
+        collapsed Gibbs sweep of ``sampler="gibbs"`` is sequential whatever n_jobs is.
+        Results do not depend on n_jobs.
+    random_state : int, default=0
+    progress : bool, default=False
+
+    Attributes
+    ----------
+    classes_ : labels.
+    components_ : (K, V) posterior mean topic-word distributions (rows sum to 1).
+    coef_ : (M, K) posterior mean classifier weights (M = 1 for two classes, else one row
+        per class).
+    topic_word_samples_, coef_samples_ : the ``n_draws`` draws used for prediction.
+    vectorizer_ : fitted CountVectorizer (raw-text input only).
+    trace_ : dict of arrays per iteration: ``iteration``, ``n_docs`` (cumulative
+        documents processed), ``n_tokens`` (cumulative tokens sampled), ``wall_time``
+        (cumulative seconds of sampling; callbacks and snapshots excluded, the one-off
+        compilation of the first iteration's classifier update included: about 1 s, more on a
+        busy machine; fit a short run first to time without it), ``tokens_per_second``
+        (token-sweeps per second, cumulative).
+    snapshots_ : list of dicts ``{iteration, n_docs, wall_time, topic_word, coef}``
+        (when ``snapshot_every`` is set).
+    """
+
+    def __init__(
+        self,
+        n_topics=20,
+        alpha=0.1,
+        beta=0.01,
+        C=1.0,
+        margin=1.0,
+        prior_scale=1.0,
+        sampler="ssgrld",
+        multi_class="ovr",
+        batch_size=100,
+        n_iter=None,
+        n_inner_sweeps=4,
+        n_inner_burnin=2,
+        topic_step_size=None,
+        classifier_step_size=None,
+        n_draws=5,
+        n_transform_sweeps=20,
+        vectorizer=None,
+        snapshot_every=None,
+        callback=None,
+        n_jobs=None,
+        random_state=0,
+        progress=False,
+    ):
+        self.n_topics = n_topics
+        self.alpha = alpha
+        self.beta = beta
+        self.C = C
+        self.margin = margin
+        self.prior_scale = prior_scale
+        self.sampler = sampler
+        self.multi_class = multi_class
+        self.batch_size = batch_size
+        self.n_iter = n_iter
+        self.n_inner_sweeps = n_inner_sweeps
+        self.n_inner_burnin = n_inner_burnin
+        self.topic_step_size = topic_step_size
+        self.classifier_step_size = classifier_step_size
+        self.n_draws = n_draws
+        self.n_transform_sweeps = n_transform_sweeps
+        self.vectorizer = vectorizer
+        self.snapshot_every = snapshot_every
+        self.callback = callback
+        self.n_jobs = n_jobs
+        self.random_state = random_state
+        self.progress = progress
+
+    # ------------------------------------------------------------------ checks
+    def _check_params(self, n_docs, n_classes):
+        check_int("n_topics", self.n_topics, 2)
+        check_positive("alpha", self.alpha)
+        check_positive("beta", self.beta)
+        check_positive("C", self.C)
+        check_positive("margin", self.margin)
+        check_positive("prior_scale", self.prior_scale)
+        check_choice("sampler", self.sampler, SAMPLERS)
+        check_choice("multi_class", self.multi_class, MULTI_CLASS)
+        if self.sampler == "gibbs" and self.multi_class == "crammer_singer" and n_classes > 2:
+            raise ValueError(
+                "sampler='gibbs' samples one binary classifier per class (multi_class='ovr'); "
+                "the Crammer-Singer hinge has no data augmentation: use sampler='ssgrld'"
+            )
+        check_int("batch_size", self.batch_size, 1)
+        if self.n_iter is not None:
+            check_int("n_iter", self.n_iter, 1)
+        check_int("n_inner_sweeps", self.n_inner_sweeps, 1)
+        check_int("n_inner_burnin", self.n_inner_burnin, 0)
+        if self.n_inner_burnin >= self.n_inner_sweeps:
+            raise ValueError(
+                f"n_inner_burnin ({self.n_inner_burnin}) must be smaller than n_inner_sweeps ({self.n_inner_sweeps})"
+            )
+        for name in ("topic_step_size", "classifier_step_size"):
+            value = getattr(self, name)
+            if value is not None and not callable(value):
+                check_positive(name, value)
+        check_int("n_draws", self.n_draws, 1)
+        check_int("n_transform_sweeps", self.n_transform_sweeps, 2)
+        if self.snapshot_every is not None:
+            check_int("snapshot_every", self.snapshot_every, 1)
+        if self.n_jobs is not None:
+            check_int("n_jobs", self.n_jobs, 1)
+        if self.callback is not None and not callable(self.callback):
+            raise ValueError(f"callback must be callable, got {self.callback!r}")
+        batch_size = self.batch_size
+        if self.sampler == "ssgrld" and batch_size > n_docs:
+            warnings.warn(
+                f"batch_size={batch_size} is larger than the {n_docs} training documents; using {n_docs}",
+                UserWarning,
+                stacklevel=3,
+            )
+            batch_size = n_docs
+        n_iter = self.n_iter if self.n_iter is not None else DEFAULT_N_ITER[self.sampler]
+        return batch_size, n_iter
+
+    def _counts(self, X, fit):
+        """Validated CSR counts from a count matrix or raw texts (``vectorizer_`` fitted on them)."""
+        if _is_text(X):
+            texts = list(X)
+            if fit:
+                for stale in ("n_features_in_", "feature_names_in_"):
+                    if hasattr(self, stale):
+                        delattr(self, stale)
+                base = self.vectorizer if self.vectorizer is not None else CountVectorizer(stop_words="english")
+                self.vectorizer_ = clone(base)
+                return _check_counts(self.vectorizer_.fit_transform(texts))
+            if not hasattr(self, "vectorizer_"):
+                raise ValueError("this MedLDA was fitted on a count matrix; pass a count matrix, not texts")
+            return _check_counts(self.vectorizer_.transform(texts))
+        if not fit and hasattr(self, "vectorizer_"):
+            raise ValueError("this MedLDA was fitted on raw texts; pass texts (a list of strings)")
+        if fit and hasattr(self, "vectorizer_"):
+            del self.vectorizer_
+        X = validate_data(self, X, accept_sparse="csr", dtype="numeric", reset=fit, ensure_all_finite=False)
+        return _check_counts(X)
+
+    # ------------------------------------------------------------------ fit
+    def fit(self, X, y):
+        """Fit on a (n_docs, V) count matrix (scipy.sparse or dense) or a list of raw texts."""
+        if y is None:
+            raise ValueError(f"{type(self).__name__} requires y to be passed, but the target y is None")
+        counts = self._counts(X, fit=True)
+        y = column_or_1d(y, warn=True)
+        if y.shape[0] != counts.shape[0]:
+            raise ValueError(f"X has {counts.shape[0]} documents but y has {y.shape[0]} labels")
+        check_classification_targets(y)
+        if counts.shape[1] == 0:
+            raise ValueError("empty vocabulary: X has no columns (no words)")
+        lengths = np.asarray(counts.sum(axis=1)).ravel()
+        empty = lengths == 0
+        if empty.all():
+            raise ValueError("every document is empty (no words): nothing to learn topics from")
+        if empty.any():
+            warnings.warn(
+                f"{int(empty.sum())} empty documents (no words) dropped from training", UserWarning, stacklevel=2
+            )
+            counts, y = counts[~empty], y[~empty]
+        encoder = LabelEncoder().fit(y)
+        self.classes_ = encoder.classes_
+        n_classes = len(self.classes_)
+        if n_classes < 2:
+            raise ValueError(f"y has 1 class ({self.classes_[0]!r}) among the non-empty documents; a classifier needs at least two")
+        batch_size, n_iter = self._check_params(counts.shape[0], n_classes)
+        codes = encoder.transform(y)
+        if n_classes == 2:
+            y_sign = (2.0 * codes - 1.0)[:, None]
+        else:
+            y_sign = np.where(codes[:, None] == np.arange(n_classes)[None, :], 1.0, -1.0)
+        mode = kern.MODE_CRAMMER_SINGER if (n_classes > 2 and self.multi_class == "crammer_singer") else kern.MODE_BINARY
+        doc_ptr, words = kern.tokens_from_counts(counts)
+        master = np.random.default_rng(check_random_state(self.random_state).randint(2**31 - 1))
+        self._n_words = counts.shape[1]
+        self.snapshots_ = []
+        run = self._fit_gibbs if self.sampler == "gibbs" else self._fit_ssgrld
+        with enable_x64():
+            draws, trace = run(doc_ptr, words, y_sign, codes.astype(np.int64), mode, batch_size, n_iter, master)
+        self._store(draws, trace)
+        return self
+
+    def _after_iteration(self, t, n_iter, timer, trace, n_docs, n_tokens, topic_word_fn, eta, draws, draw_at):
+        """Trace, snapshots, draws for prediction and the callback; True stops the run."""
+        timer.pause()
+        trace["iteration"].append(t + 1)
+        trace["n_docs"].append(n_docs)
+        trace["n_tokens"].append(n_tokens)
+        trace["wall_time"].append(timer.elapsed)
+        stop = False
+        if t in draw_at:
+            draws.append((topic_word_fn(), np.array(eta)))
+        if self.snapshot_every is not None and (t + 1) % self.snapshot_every == 0:
+            self.snapshots_.append(
+                {"iteration": t + 1, "n_docs": n_docs, "wall_time": timer.elapsed, "topic_word": topic_word_fn(), "coef": np.array(eta)}
+            )
+        if self.callback is not None:
+            info = {"iteration": t + 1, "n_docs": n_docs, "wall_time": timer.elapsed, "topic_word": topic_word_fn(), "coef": np.array(eta)}
+            stop = bool(self.callback(info))
+        if stop and not draws:
+            draws.append((topic_word_fn(), np.array(eta)))
+        timer.resume()
+        return stop
+
+    def _fixed_sweeps(self, *args):
+        """The eq. 22 kernel run with ``n_jobs`` threads (results do not depend on them); numba's
+        thread count is restored afterwards."""
+        if self.n_jobs == 1:
+            return kern.fixed_topic_sweeps_serial(*args)
+        previous = numba.get_num_threads()
+        numba.set_num_threads(min(self.n_jobs or numba.config.NUMBA_NUM_THREADS, numba.config.NUMBA_NUM_THREADS))
+        try:
+            return kern.fixed_topic_sweeps(*args)
+        finally:
+            numba.set_num_threads(previous)
+
+    def _draw_iterations(self, n_iter):
+        return set(np.unique(np.linspace(n_iter // 2, n_iter - 1, self.n_draws).round().astype(int)).tolist())
+
+    def _progress(self, n_iter):
+        if not self.progress:
+            return range(n_iter)
+        from tqdm.auto import tqdm
+
+        return tqdm(range(n_iter), desc=f"MedLDA[{self.sampler}]")
+
+    def _fit_gibbs(self, doc_ptr, words, y_sign, codes, mode, batch_size, n_iter, rng):
+        """Gibbs MedLDA with data augmentation: collapsed z sweep, then lambda and eta (module docstring)."""
+        del codes, mode, batch_size
+        K, V = self.n_topics, self._n_words
+        D, M = y_sign.shape
+        lengths = np.diff(doc_ptr).astype(np.float64)
+        z = kern.random_assignments(words.shape[0], K, int(rng.integers(2**31 - 1)))
+        ndk, nwk, nk = kern.count_tables(doc_ptr, words, z, K, V)
+        eta = np.zeros((M, K))
+        inv_omega = np.ones((D, M))
+        key = jax.random.key(int(rng.integers(2**31 - 1)))
+        consts = [jnp.asarray(v, jnp.float64) for v in (self.C, self.margin, self.prior_scale)]
+        rows = _bucket(D)
+        y_sign_j = jnp.asarray(_pad_rows(y_sign, rows))
+        draws, draw_at = [], self._draw_iterations(n_iter)
+        trace = {"iteration": [], "n_docs": [], "n_tokens": [], "wall_time": []}
+        seeds = rng.integers(2**31 - 1, size=n_iter)
+
+        def topic_word():
+            return ((nwk + self.beta) / (nk + V * self.beta)).T.copy()
+
+        timer = _Timer()
+        for t in self._progress(n_iter):
+            z, ndk, nwk, nk = kern.gibbs_medlda_sweep(
+                doc_ptr, words, z, ndk, nwk, nk, eta, y_sign, inv_omega, self.alpha, self.beta, self.C, self.margin, int(seeds[t])
+            )
+            zbar = _pad_rows(ndk / lengths[:, None], rows)
+            key, eta_j, inv_omega_j = _gibbs_classifier_update(key, eta, zbar, y_sign_j, *consts)
+            eta, inv_omega = np.asarray(eta_j), np.ascontiguousarray(np.asarray(inv_omega_j)[:D])
+            if self._after_iteration(t, n_iter, timer, trace, D * (t + 1), words.shape[0] * (t + 1), topic_word, eta, draws, draw_at):
+                break
+        return draws, trace
+
+    def _fit_ssgrld(self, doc_ptr, words, y_sign, codes, mode, batch_size, n_iter, rng):
+        """Paper 000, Algorithm 1: minibatch z sweeps (eq. 22), SGRLD for Phi, SSGLD for eta (eq. 21).
+
+        Each document's topic assignments are kept between its visits and the sweeps start
+        from them (Algorithm 1 leaves the start open; a fresh uniform start costs burn-in)."""
+        K, V = self.n_topics, self._n_words
+        D, M = y_sign.shape
+        lengths = np.diff(doc_ptr).astype(np.float64)
+        z = kern.random_assignments(words.shape[0], K, int(rng.integers(2**31 - 1)))
+        key = jax.random.key(int(rng.integers(2**31 - 1)))
+        theta = rng.gamma(1.0, 1.0, size=(K, V)) + self.beta  # expanded mean: Phi starts near Dir(1) rows
+        topic_step = self._topic_schedule()
+        h = self.classifier_step_size if self.classifier_step_size is not None else DEFAULT_CLASSIFIER_STEP
+        classifier_step = schedules.as_schedule(h)
+        crammer_singer = mode == kern.MODE_CRAMMER_SINGER
+        zeros = np.zeros((M, K))
+        eta_state = (  # ssgld's initial state (no adaptation: identity transform), per classifier for ovr
+            SGLDState(zeros, zeros, np.float64(0.0), np.ones(M * K)) if crammer_singer
+            else SGLDState(zeros, zeros, np.zeros(M), np.ones((M, K)))
+        )
+        labels = codes.astype(np.int32) if crammer_singer else y_sign
+        scale = D / batch_size
+        rows = _bucket(batch_size)
+        consts = [jnp.asarray(v, jnp.float64) for v in (self.C * scale, self.margin, self.prior_scale)]
+        draws, draw_at = [], self._draw_iterations(n_iter)
+        trace = {"iteration": [], "n_docs": [], "n_tokens": [], "wall_time": []}
+        n_tokens = 0
+        state = {"theta": theta, "phi": theta / theta.sum(axis=1, keepdims=True)}
+
+        def topic_word():
+            return state["phi"].copy()
+
+        timer = _Timer()
+        for t in self._progress(n_iter):
+            docs = np.sort(rng.choice(D, size=batch_size, replace=False))
+            doc_ptr_b, index, words_b, z_b = _gather(doc_ptr, words, z, docs)
+            z_b, ndk_mean, z_kept = self._fixed_sweeps(
+                doc_ptr_b, words_b, z_b, np.ascontiguousarray(state["phi"].T), np.asarray(eta_state.position),
+                y_sign[docs], codes[docs], mode, self.C, self.margin, self.alpha, self.n_inner_sweeps,
+                self.n_inner_burnin, int(rng.integers(2**31 - 1)), True, docs, False,
+            )
+            z[index] = z_b
+            expected = kern.expected_topic_word(words_b, z_kept, K, V)
+            key, theta_j, eta_state = _ssgrld_update(
+                key, state["theta"], expected, scale, self.beta, float(topic_step(t)), eta_state,
+                _pad_rows(ndk_mean / lengths[docs][:, None], rows), _pad_rows(labels[docs], rows), *consts,
+                float(classifier_step(t)),
+                crammer_singer=crammer_singer,
+            )
+            state["theta"] = np.asarray(theta_j)
+            state["phi"] = state["theta"] / state["theta"].sum(axis=1, keepdims=True)
+            n_tokens += words_b.shape[0] * self.n_inner_sweeps
+            if not np.all(np.isfinite(np.asarray(eta_state.position))):
+                raise FloatingPointError(
+                    f"the classifier weights diverged at iteration {t + 1}; use a smaller classifier_step_size"
+                )
+            if not np.all(np.isfinite(state["phi"])):
+                raise FloatingPointError(f"the topics diverged at iteration {t + 1}; use a smaller topic_step_size")
+            if self._after_iteration(t, n_iter, timer, trace, batch_size * (t + 1), n_tokens, topic_word,
+                                     np.asarray(eta_state.position), draws, draw_at):
+                break
+        return draws, trace
+
+    def _topic_schedule(self):
+        a = self.topic_step_size if self.topic_step_size is not None else DEFAULT_TOPIC_STEP
+        if callable(a):
+            return a
+        return schedules.polynomial(a, b=TOPIC_STEP_B, gamma=TOPIC_STEP_GAMMA)
+
+    def _store(self, draws, trace):
+        self.topic_word_samples_ = np.stack([d[0] for d in draws])
+        self.coef_samples_ = np.stack([d[1] for d in draws])
+        self.components_ = self.topic_word_samples_.mean(axis=0)
+        self.components_ /= self.components_.sum(axis=1, keepdims=True)
+        self.coef_ = self.coef_samples_.mean(axis=0)
+        self.n_topics_ = self.n_topics
+        self.trace_ = {name: np.asarray(values) for name, values in trace.items()}
+        wall = np.maximum(self.trace_["wall_time"], 1e-12)
+        self.trace_["tokens_per_second"] = self.trace_["n_tokens"] / wall
+        self._inference_seed = int(check_random_state(self.random_state).randint(2**31 - 1)) ^ 0x5EED
+
+    # ------------------------------------------------------------------ inference
+    def _tokens(self, X):
+        check_is_fitted(self, "components_")
+        counts = self._counts(X, fit=False)
+        if counts.shape[1] != self.components_.shape[1]:
+            raise ValueError(f"X has {counts.shape[1]} words (columns); this MedLDA was fitted on {self.components_.shape[1]}")
+        doc_ptr, words = kern.tokens_from_counts(counts)
+        return doc_ptr, words
+
+    def _expected_counts(self, doc_ptr, words, topic_word, seed):
+        """E[n_dk] of each document under LDA with Phi = ``topic_word`` (labels unknown)."""
+        K = topic_word.shape[0]
+        D = doc_ptr.shape[0] - 1
+        burn = self.n_transform_sweeps // 2
+        _, ndk_mean, _ = self._fixed_sweeps(
+            doc_ptr, words, np.empty(words.shape[0], np.int32), np.ascontiguousarray(topic_word.T),
+            np.zeros((0, K)), np.zeros((D, 0)), np.zeros(D, np.int64), kern.MODE_UNSUPERVISED, 0.0, 0.0,
+            self.alpha, self.n_transform_sweeps, burn, seed, False, kern.document_keys(doc_ptr, words), True,
+        )
+        return ndk_mean
+
+    def _zbar(self, doc_ptr, words, topic_word, seed):
+        """E[zbar_d] (D, K); empty documents get the prior mean 1/K."""
+        ndk = self._expected_counts(doc_ptr, words, topic_word, seed)
+        lengths = np.diff(doc_ptr).astype(np.float64)
+        zbar = np.full(ndk.shape, 1.0 / ndk.shape[1])
+        filled = lengths > 0
+        zbar[filled] = ndk[filled] / lengths[filled, None]
+        return zbar
+
+    def transform(self, X):
+        """Topic proportions (n_docs, K): posterior mean ``(E[n_dk] + alpha) / (N_d + K alpha)``
+        with Phi fixed at each kept draw (Gibbs sweeps, the second half averaged), averaged
+        over the draws. Empty documents get ``1/K``."""
+        doc_ptr, words = self._tokens(X)
+        lengths = np.diff(doc_ptr).astype(np.float64)
+        K = self.components_.shape[0]
+        total = np.zeros((doc_ptr.shape[0] - 1, K))
+        for s, topic_word in enumerate(self.topic_word_samples_):
+            ndk = self._expected_counts(doc_ptr, words, topic_word, self._inference_seed + s)
+            total += (ndk + self.alpha) / (lengths[:, None] + K * self.alpha)
+        return total / len(self.topic_word_samples_)
+
+    def _scores_per_draw(self, doc_ptr, words):
+        """Discriminants (S, D, M) of each kept draw (Phi_s, eta_s) on E[zbar | Phi_s]."""
+        return np.stack(
+            [
+                self._zbar(doc_ptr, words, phi, self._inference_seed + s) @ eta.T
+                for s, (phi, eta) in enumerate(zip(self.topic_word_samples_, self.coef_samples_))
+            ]
+        )
+
+    def _winners(self, scores):
+        return (scores[..., 0] > 0).astype(int) if scores.shape[-1] == 1 else np.argmax(scores, axis=-1)
+
+    def predict_proba(self, X):
+        """Vote fractions of the Gibbs classifier over the ``n_draws`` posterior draws."""
+        doc_ptr, words = self._tokens(X)
+        winners = self._winners(self._scores_per_draw(doc_ptr, words))  # (S, D)
+        n_classes = len(self.classes_)
+        votes = np.stack([np.sum(winners == c, axis=0) for c in range(n_classes)], axis=1)
+        return votes / winners.shape[0]
+
+    def decision_function(self, X):
+        """Discriminant ``eta^T E[zbar]`` averaged over the draws ((n,) two classes, else (n, L))."""
+        doc_ptr, words = self._tokens(X)
+        scores = self._scores_per_draw(doc_ptr, words).mean(axis=0)
+        return scores[:, 0] if scores.shape[1] == 1 else scores
+
+    def predict(self, X):
+        """The class with most votes over the draws; ties go to the larger mean discriminant."""
+        doc_ptr, words = self._tokens(X)
+        scores = self._scores_per_draw(doc_ptr, words)
+        winners = self._winners(scores)
+        n_classes = len(self.classes_)
+        votes = np.stack([np.sum(winners == c, axis=0) for c in range(n_classes)], axis=1).astype(float)
+        mean = scores.mean(axis=0)
+        tie_break = np.concatenate([-mean, mean], axis=1) if mean.shape[1] == 1 else mean
+        # votes are integers: a tie-break scaled into (-0.5, 0.5) never overturns a majority
+        votes += 0.49 * np.tanh(tie_break) / (1.0 + 1e-9)
+        return self.classes_[np.argmax(votes, axis=1)]
+
+    def staged_predict(self, X):
+        """Yield ``(snapshot, labels)`` for each entry of ``snapshots_``: the Gibbs classifier
+        of that single (Phi, eta) snapshot, for accuracy against documents processed
+        (``snapshot["n_docs"]``) or wall time (``snapshot["wall_time"]``)."""
+        doc_ptr, words = self._tokens(X)
+        for i, snap in enumerate(self.snapshots_):
+            scores = self._zbar(doc_ptr, words, snap["topic_word"], self._inference_seed + 10_000 + i) @ snap["coef"].T
+            yield snap, self.classes_[self._winners(scores)]
+
+    def top_words(self, n=10):
+        """The ``n`` most probable words of each topic: a list of K lists (vocabulary terms
+        when fitted on texts, column indices otherwise)."""
+        check_is_fitted(self, "components_")
+        check_int("n", n, 1)
+        order = np.argsort(-self.components_, axis=1)[:, :n]
+        if hasattr(self, "vectorizer_"):
+            names = self.vectorizer_.get_feature_names_out()
+            return [[str(names[j]) for j in row] for row in order]
+        return [[int(j) for j in row] for row in order]
+
+    def perplexity(self, X):
+        """``exp(-sum_dn log sum_k theta_dk phi_k,w_dn / N)`` with theta from ``transform`` and
+        Phi = ``components_`` (the same formula as :func:`perplexity_from`)."""
+        check_is_fitted(self, "components_")
+        return perplexity_from(self._counts(X, fit=False), self.transform(X), self.components_)
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.input_tags.sparse = True
+        tags.input_tags.positive_only = True
+        return tags

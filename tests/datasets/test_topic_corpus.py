@@ -1,0 +1,74 @@
+"""make_topic_corpus: the LDA + max-margin generative model (paper 000, section 4.1.1).
+
+Given theta_d the tokens of document d are i.i.d. with word probabilities ``theta_d^T phi``,
+so word totals have exactly known means and variances; z = (observed - mean) / sd is
+approximately N(0, 1) and each check requires |z| < 4.5 (false alarm about 7e-6 per check).
+"""
+import numpy as np
+import pytest
+import scipy.sparse as sp
+
+from regbayes.datasets.topic_corpus import _label_probabilities, make_topic_corpus
+
+Z_TOL = 4.5
+
+
+def test_shapes_types_and_simplices():
+    X, y, phi, theta = make_topic_corpus(n_docs=200, n_topics=4, n_words=60, doc_length=30, n_classes=3, random_state=0)
+    assert sp.isspmatrix_csr(X) and X.shape == (200, 60) and X.dtype == np.int64
+    assert y.shape == (200,) and set(np.unique(y)) <= {0, 1, 2}
+    np.testing.assert_allclose(phi.sum(axis=1), 1.0)
+    np.testing.assert_allclose(theta.sum(axis=1), 1.0)
+    assert X.min() >= 0 and np.all(np.asarray(X.sum(axis=1)).ravel() >= 1)  # no empty document
+
+
+def test_same_seed_same_corpus():
+    a = make_topic_corpus(n_docs=50, n_topics=3, n_words=40, random_state=7)
+    b = make_topic_corpus(n_docs=50, n_topics=3, n_words=40, random_state=7)
+    assert (a[0] != b[0]).nnz == 0
+    np.testing.assert_array_equal(a[1], b[1])
+
+
+def test_word_totals_match_the_lda_model():
+    X, _, phi, theta = make_topic_corpus(n_docs=400, n_topics=5, n_words=50, doc_length=60, random_state=1)
+    lengths = np.asarray(X.sum(axis=1)).ravel()
+    p = theta @ phi  # (D, V) word probabilities given theta_d
+    mean = (lengths[:, None] * p).sum(axis=0)
+    sd = np.sqrt((lengths[:, None] * p * (1 - p)).sum(axis=0))
+    z = (np.asarray(X.sum(axis=0)).ravel() - mean) / sd
+    assert np.max(np.abs(z)) < Z_TOL
+
+
+def test_label_probabilities_follow_the_hinge_pseudo_likelihood():
+    rng = np.random.default_rng(0)
+    zbar = rng.dirichlet(np.ones(3), size=20)
+    coef = rng.normal(size=(4, 3))
+    p = _label_probabilities(zbar, coef, 2.0, 1.0)
+    f = zbar @ coef.T
+    for d in range(20):
+        psi = [np.exp(-2.0 * max(0.0, 1.0 + max(np.delete(f[d], y)) - f[d, y])) for y in range(4)]
+        np.testing.assert_allclose(p[d], np.array(psi) / sum(psi))
+    eta = coef[:1]
+    p2 = _label_probabilities(zbar, eta, 2.0, 1.0)
+    g = zbar @ eta[0]
+    plus = np.exp(-2.0 * np.maximum(0, 1.0 - g))
+    minus = np.exp(-2.0 * np.maximum(0, 1.0 + g))
+    np.testing.assert_allclose(p2[:, 1], plus / (plus + minus))
+
+
+def test_labels_drawn_with_the_model_probabilities():
+    # long documents: zbar_d is within O(1/sqrt(N_d)) of theta_d, so the label frequency is
+    # compared with probabilities at theta_d (C = 1 keeps them smooth in zbar)
+    X, y, _, theta, coef = make_topic_corpus(
+        n_docs=3000, n_topics=3, n_words=20, doc_length=400, C=1.0, random_state=2, return_coef=True
+    )
+    p = _label_probabilities(theta, coef, 1.0, 1.0)[:, 1]
+    z = (np.sum(y == 1) - p.sum()) / np.sqrt(np.sum(p * (1 - p)))
+    assert abs(z) < Z_TOL
+    assert 0.1 < np.mean(y == 1) < 0.9  # both classes present: a meaningful test
+
+
+@pytest.mark.parametrize("kwargs", [{"n_topics": 1}, {"n_classes": 1}, {"alpha": 0.0}, {"doc_length": 0.5}, {"n_words": 1}])
+def test_bad_arguments(kwargs):
+    with pytest.raises(ValueError):
+        make_topic_corpus(n_docs=10, **kwargs)

@@ -1,0 +1,203 @@
+"""Token kernels of MedLDA against brute-force enumeration of the joint on a tiny corpus.
+
+Two levels: (1) the exposed conditional of one token equals the ratio of joint
+probabilities over all assignments (exact, rtol 1e-10); (2) the sweep kernels, run long, visit
+the assignments of a tiny corpus with the enumerated joint probabilities (statistical,
+tolerance from the Monte Carlo standard error, see ``_assert_frequencies``).
+"""
+import itertools
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+from scipy.special import gammaln
+
+from regbayes.models import _lda_kernels as kern
+
+ALPHA, BETA, C, MARGIN = 0.7, 0.3, 3.0, 1.0
+K, V = 3, 4
+# two documents: 3 and 2 tokens
+DOC_PTR = np.array([0, 3, 5], dtype=np.int64)
+WORDS = np.array([0, 2, 2, 1, 3], dtype=np.int32)
+ETA = np.array([[1.5, -0.5, 0.2], [-1.0, 2.0, 0.3]])  # two binary classifiers
+Y_SIGN = np.array([[1.0, -1.0], [-1.0, 1.0]])  # (D, M)
+INV_OMEGA = np.array([[0.8, 2.5], [1.7, 0.4]])  # (D, M)
+PHI = np.array([[0.5, 0.1, 0.3, 0.1], [0.1, 0.6, 0.1, 0.2], [0.25, 0.25, 0.25, 0.25]])
+
+
+def _doc_of(i):
+    return int(np.searchsorted(DOC_PTR, i, side="right") - 1)
+
+
+def _log_joint_collapsed(z):
+    """log p(W, Z | alpha, beta) prod_dm phi(y_dm, omega_dm | zbar_d, eta_m) (paper 001, eq. 13)."""
+    ndk, nwk, nk = (np.asarray(a) for a in kern.count_tables(DOC_PTR, WORDS, np.asarray(z, np.int32), K, V))
+    value = gammaln(ndk + ALPHA).sum() + gammaln(nwk + BETA).sum() - gammaln(nk + V * BETA).sum()
+    c = C / 2
+    for d in range(2):
+        zbar = ndk[d] / ndk[d].sum()
+        zeta = MARGIN - Y_SIGN[d] * (ETA @ zbar)
+        value += np.sum(-c * zeta - 0.5 * c**2 * zeta**2 * INV_OMEGA[d])
+    return value
+
+
+def _log_joint_fixed(z, mode, y_class):
+    """log prod_d [prod_k Gamma(alpha + n_dk)] prod_n Phi_{z_n w_n} psi(y_d | zbar_d, eta) (eqs. 19-20)."""
+    ndk, _, _ = (np.asarray(a) for a in kern.count_tables(DOC_PTR, WORDS, np.asarray(z, np.int32), K, V))
+    value = gammaln(ndk + ALPHA).sum() + np.log(PHI[z, WORDS]).sum()
+    for d in range(2):
+        f = ETA @ (ndk[d] / ndk[d].sum())
+        if mode == kern.MODE_BINARY:
+            value -= C * np.maximum(0.0, MARGIN - Y_SIGN[d] * f).sum()
+        elif mode == kern.MODE_CRAMMER_SINGER:
+            y = y_class[d]
+            value -= C * max(0.0, MARGIN + np.delete(f, y).max() - f[y])
+    return value
+
+
+ALL_Z = [np.array(z) for z in itertools.product(range(K), repeat=len(WORDS))]
+
+
+def _exact_conditional(log_joint, z, i):
+    logs = []
+    for k in range(K):
+        zk = z.copy()
+        zk[i] = k
+        logs.append(log_joint(zk))
+    p = np.exp(np.array(logs) - max(logs))
+    return p / p.sum()
+
+
+def _counts_without(z, i):
+    ndk, nwk, nk = (np.array(a) for a in kern.count_tables(DOC_PTR, WORDS, z.astype(np.int32), K, V))
+    d = _doc_of(i)
+    ndk[d, z[i]] -= 1
+    nwk[WORDS[i], z[i]] -= 1
+    nk[z[i]] -= 1
+    f_minus = ETA @ ndk[d]
+    n_d = float(DOC_PTR[d + 1] - DOC_PTR[d])
+    return d, ndk, nwk, nk, f_minus, n_d
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_augmented_conditional_equals_enumerated_ratio(seed):
+    rng = np.random.default_rng(seed)
+    z = rng.integers(K, size=len(WORDS))
+    for i in range(len(WORDS)):
+        d, ndk, nwk, nk, f_minus, n_d = _counts_without(z, i)
+        w = kern.augmented_token_weights(
+            ndk[d], nwk[WORDS[i]], nk, n_d, f_minus, ETA, Y_SIGN[d], INV_OMEGA[d], ALPHA, BETA, V * BETA, C, MARGIN, np.empty(K)
+        )
+        np.testing.assert_allclose(w / w.sum(), _exact_conditional(_log_joint_collapsed, z, i), rtol=1e-10)
+
+
+@pytest.mark.parametrize("mode", [kern.MODE_BINARY, kern.MODE_CRAMMER_SINGER, kern.MODE_UNSUPERVISED])
+@pytest.mark.parametrize("seed", range(3))
+def test_fixed_topic_conditional_equals_enumerated_ratio(mode, seed):
+    rng = np.random.default_rng(seed)
+    z = rng.integers(K, size=len(WORDS))
+    y_class = np.array([1, 0])
+    for i in range(len(WORDS)):
+        d, ndk, _, _, f_minus, n_d = _counts_without(z, i)
+        w = kern.fixed_topic_token_weights(
+            ndk[d], PHI[:, WORDS[i]].copy(), n_d, f_minus, ETA, Y_SIGN[d], y_class[d], mode, C, MARGIN, ALPHA, np.empty(K)
+        )
+        exact = _exact_conditional(lambda zz: _log_joint_fixed(zz, mode, y_class), z, i)
+        np.testing.assert_allclose(w / w.sum(), exact, rtol=1e-10)
+
+
+def _distribution(log_joint):
+    logs = np.array([log_joint(z) for z in ALL_Z])
+    p = np.exp(logs - logs.max())
+    return p / p.sum()
+
+
+def _state_index(z):
+    return int(np.ravel_multi_index(tuple(z), (K,) * len(WORDS)))
+
+
+def _assert_frequencies(freq, p, n, tau=5.0):
+    """|freq - p| < 5 sd with sd = sqrt(tau p (1 - p) / n): tau = 5 bounds the integrated
+    autocorrelation time of the state indicators on this tiny corpus (measured by batch means:
+    0.8-1.5), so the check has a false-alarm rate below 1e-4 over all 243 states; plus 1e-3 for
+    states of near-zero probability. Power: the unsupervised joint (psi dropped) differs from
+    the supervised one by 25-125 times this tolerance in its worst state."""
+    sd = np.sqrt(tau * p * (1 - p) / n)
+    assert np.all(np.abs(freq - p) < 5 * sd + 1e-3), np.max(np.abs(freq - p) / (sd + 1e-12))
+
+
+def test_collapsed_sweep_samples_the_enumerated_joint():
+    p = _distribution(_log_joint_collapsed)
+    z = np.zeros(len(WORDS), np.int32)
+    ndk, nwk, nk = kern.count_tables(DOC_PTR, WORDS, z, K, V)
+    n = 60_000
+    freq = np.zeros(len(ALL_Z))
+    for t in range(n):
+        z, ndk, nwk, nk = kern.gibbs_medlda_sweep(DOC_PTR, WORDS, z, ndk, nwk, nk, ETA, Y_SIGN, INV_OMEGA, ALPHA, BETA, C, MARGIN, t)
+        freq[_state_index(z)] += 1
+    _assert_frequencies(freq / n, p, n)
+
+
+@pytest.mark.parametrize("mode", [kern.MODE_BINARY, kern.MODE_CRAMMER_SINGER])
+def test_fixed_topic_sweeps_sample_the_enumerated_joint(mode):
+    y_class = np.array([1, 0])
+    p = _distribution(lambda zz: _log_joint_fixed(zz, mode, y_class))
+    n = 60_000
+    z0 = np.zeros(len(WORDS), np.int32)
+    _, _, kept = kern.fixed_topic_sweeps(
+        DOC_PTR, WORDS, z0, np.ascontiguousarray(PHI.T), ETA, Y_SIGN, y_class, mode, C, MARGIN, ALPHA, n + 10, 10, 5, True, np.arange(2), False
+    )
+    idx = np.ravel_multi_index(tuple(kept.T), (K,) * len(WORDS))
+    _assert_frequencies(np.bincount(idx, minlength=len(ALL_Z)) / n, p, n)
+
+
+def test_fixed_topic_sweeps_average_counts_and_are_deterministic():
+    y_class = np.array([1, 0])
+    args = (DOC_PTR, WORDS, np.zeros(5, np.int32), np.ascontiguousarray(PHI.T), ETA, Y_SIGN, y_class, 0, C, MARGIN, ALPHA, 30, 10, 9, True, np.arange(2), False)
+    z1, ndk1, kept1 = kern.fixed_topic_sweeps(*args)
+    z2, ndk2, kept2 = kern.fixed_topic_sweeps(*args)
+    z3, ndk3, kept3 = kern.fixed_topic_sweeps_serial(*args)
+    np.testing.assert_array_equal(kept1, kept2)
+    np.testing.assert_array_equal(kept1, kept3)  # one stream per document: threads do not matter
+    np.testing.assert_array_equal(z1, kept1[-1])
+    ndk_from_kept = np.array([[np.mean(kept1[:, DOC_PTR[d]:DOC_PTR[d + 1]] == k) * (DOC_PTR[d + 1] - DOC_PTR[d]) for k in range(K)] for d in range(2)])
+    np.testing.assert_allclose(ndk1, ndk_from_kept)
+    expected = kern.expected_topic_word(WORDS, kept1, K, V)
+    np.testing.assert_allclose(expected.sum(), len(WORDS))
+    np.testing.assert_allclose(expected.sum(axis=0), np.bincount(WORDS, minlength=V))
+
+
+def test_sweep_does_not_modify_its_inputs():
+    z = np.array([0, 1, 2, 0, 1], np.int32)
+    ndk, nwk, nk = kern.count_tables(DOC_PTR, WORDS, z, K, V)
+    copies = [a.copy() for a in (z, ndk, nwk, nk)]
+    out = kern.gibbs_medlda_sweep(DOC_PTR, WORDS, z, ndk, nwk, nk, ETA, Y_SIGN, INV_OMEGA, ALPHA, BETA, C, MARGIN, 1)
+    for a, b in zip((z, ndk, nwk, nk), copies):
+        np.testing.assert_array_equal(a, b)
+    new_tables = kern.count_tables(DOC_PTR, WORDS, out[0], K, V)
+    for a, b in zip(out[1:], new_tables):
+        np.testing.assert_array_equal(a, b)
+
+
+def test_tokens_from_counts_handles_empty_rows():
+    X = sp.csr_matrix(np.array([[0, 0, 0], [2, 0, 1], [0, 0, 0], [0, 3, 0], [0, 0, 0]]))
+    doc_ptr, words = kern.tokens_from_counts(X)
+    np.testing.assert_array_equal(doc_ptr, [0, 0, 3, 3, 6, 6])
+    np.testing.assert_array_equal(words, [0, 0, 2, 1, 1, 1])
+
+
+def test_content_keys_make_inference_independent_of_row_order():
+    X = sp.csr_matrix(np.random.default_rng(0).poisson(1.0, size=(6, V)))
+    order = np.array([3, 0, 5, 1, 4, 2])
+    results = []
+    for rows in (np.arange(6), order):
+        doc_ptr, words = kern.tokens_from_counts(X[rows])
+        keys = kern.document_keys(doc_ptr, words)
+        _, ndk, _ = kern.fixed_topic_sweeps(
+            doc_ptr, words, np.empty(len(words), np.int32), np.ascontiguousarray(PHI.T), np.zeros((0, K)),
+            np.zeros((6, 0)), np.zeros(6, np.int64), kern.MODE_UNSUPERVISED, 0.0, 0.0, ALPHA, 6, 2, 11, False, keys, True,
+        )
+        results.append((rows, ndk))
+    (rows_a, ndk_a), (rows_b, ndk_b) = results
+    np.testing.assert_array_equal(ndk_a[rows_b], ndk_b)
+    assert len(set(kern.document_keys(*kern.tokens_from_counts(X)))) == 6

@@ -1,0 +1,309 @@
+"""MedLDA: topics and labels recovered on a corpus drawn from the model, plain LDA as C -> 0,
+bad input, determinism, the scikit-learn contract.
+
+The token conditionals themselves are checked against enumeration in test_lda_kernels.py.
+Reference points on the synthetic corpus below (D = 600 training / 400 test documents, K = 5,
+V = 200, 50 words per document, measured for seeds 0 and 1): a linear SVM on the true topic
+proportions theta scores 0.965-0.985; scikit-learn LDA + LinearSVC 0.97-0.98; the topics of
+scikit-learn's LDA lie 0.07-0.08 (mean L1 after Hungarian matching) from the true ones, and
+topics drawn at random from the prior lie 1.7-1.9 away (20 draws, mean 1.80).
+"""
+import pickle
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+from scipy.optimize import linear_sum_assignment
+from sklearn.base import clone
+from sklearn.decomposition import LatentDirichletAllocation
+from sklearn.utils.estimator_checks import parametrize_with_checks
+
+from regbayes.datasets.topic_corpus import make_topic_corpus
+from regbayes.models.medlda import MedLDA, perplexity_from
+
+K = 5
+COMMON = dict(n_topics=K, alpha=0.1, beta=0.05, C=10.0, random_state=0)
+
+
+@pytest.fixture(scope="module")
+def corpus():
+    X, y, phi, theta = make_topic_corpus(n_docs=1000, n_topics=K, n_words=200, doc_length=50, random_state=0)
+    return X[:600], y[:600], X[600:], y[600:], phi, theta
+
+
+@pytest.fixture(scope="module")
+def gibbs_model(corpus):
+    Xtr, ytr, *_ = corpus
+    return MedLDA(sampler="gibbs", n_iter=30, **COMMON).fit(Xtr, ytr)
+
+
+@pytest.fixture(scope="module")
+def ssgrld_model(corpus):
+    Xtr, ytr, *_ = corpus
+    return MedLDA(sampler="ssgrld", n_iter=150, batch_size=50, snapshot_every=50, **COMMON).fit(Xtr, ytr)
+
+
+def matched_topic_distance(topics, truth):
+    """Mean L1 distance between estimated and true topics after Hungarian matching."""
+    cost = np.abs(topics[:, None, :] - truth[None, :, :]).sum(axis=-1)
+    rows, cols = linear_sum_assignment(cost)
+    return cost[rows, cols].mean()
+
+
+@pytest.mark.parametrize("which", ["gibbs_model", "ssgrld_model"])
+def test_topics_recovered_and_labels_predicted(which, corpus, request):
+    model = request.getfixturevalue(which)
+    _, _, Xte, yte, phi, _ = corpus
+    # measured: gibbs 0.05-0.07, ssgrld 0.10-0.12; 0.2 is a tenth of the random-topic distance
+    assert matched_topic_distance(model.components_, phi) < 0.2
+    # measured 0.96-0.98 (seeds 0, 1); a binomial standard error on 400 documents is 0.01,
+    # so 0.93 is about 3 standard errors below the oracle SVM on the true theta
+    assert model.score(Xte, yte) >= 0.93
+
+
+def test_fitted_attributes(gibbs_model, ssgrld_model, corpus):
+    _, _, Xte, _, _, _ = corpus
+    for model in (gibbs_model, ssgrld_model):
+        assert model.components_.shape == (K, 200)
+        np.testing.assert_allclose(model.components_.sum(axis=1), 1.0)
+        assert model.coef_.shape == (1, K)
+        proba = model.predict_proba(Xte[:20])
+        np.testing.assert_allclose(proba.sum(axis=1), 1.0)
+        theta = model.transform(Xte[:20])
+        np.testing.assert_allclose(theta.sum(axis=1), 1.0)
+        clear = proba.max(axis=1) > 0.5
+        np.testing.assert_array_equal(model.predict(Xte[:20])[clear], model.classes_[proba.argmax(axis=1)][clear])
+        assert [len(words) for words in model.top_words(4)] == [4] * K
+    trace = ssgrld_model.trace_
+    np.testing.assert_array_equal(trace["n_docs"], 50 * np.arange(1, 151))
+    assert np.all(np.diff(trace["wall_time"]) > 0) and np.all(trace["tokens_per_second"] > 0)
+    np.testing.assert_array_equal(gibbs_model.trace_["n_docs"], 600 * np.arange(1, 31))
+
+
+def test_staged_predict_follows_the_snapshots(ssgrld_model, corpus):
+    _, _, Xte, yte, _, _ = corpus
+    staged = list(ssgrld_model.staged_predict(Xte))
+    assert [snap["n_docs"] for snap, _ in staged] == [2500, 5000, 7500]
+    assert np.mean(staged[-1][1] == yte) >= 0.93  # the last snapshot is a draw like the kept ones
+
+
+def test_gibbs_with_vanishing_c_is_collapsed_lda(corpus):
+    """C -> 0 removes the classifier's pull on the topics: the perplexity of the training
+    documents matches scikit-learn's LDA (both measured with ``perplexity_from``). Measured: 22.6
+    (MedLDA, C = 1e-8) against 22.9 (scikit-learn) and 23.0 under the true parameters; seed-to-seed
+    spread of collapsed Gibbs about 1 %; 5 % tolerance."""
+    Xtr, ytr, *_ = corpus
+    model = MedLDA(sampler="gibbs", n_iter=50, **{**COMMON, "C": 1e-8}).fit(Xtr, ytr)
+    lda = LatentDirichletAllocation(K, doc_topic_prior=0.1, topic_word_prior=0.05, random_state=0).fit(Xtr)
+    reference = perplexity_from(Xtr, lda.transform(Xtr), lda.components_)
+    assert model.perplexity(Xtr) == pytest.approx(reference, rel=0.05)
+    # and the classifier no longer shapes the topics: eta stays at its prior scale
+    assert np.max(np.abs(model.coef_)) < 4.0
+
+
+def test_same_random_state_same_result_and_threads_do_not_matter(corpus):
+    Xtr, ytr, Xte, *_ = corpus
+    a = MedLDA(sampler="ssgrld", n_iter=10, batch_size=50, **COMMON).fit(Xtr, ytr)
+    b = MedLDA(sampler="ssgrld", n_iter=10, batch_size=50, n_jobs=1, **COMMON).fit(Xtr, ytr)
+    np.testing.assert_array_equal(a.components_, b.components_)
+    np.testing.assert_array_equal(a.coef_, b.coef_)
+    np.testing.assert_array_equal(a.predict_proba(Xte), b.predict_proba(Xte))
+    c = MedLDA(sampler="gibbs", n_iter=3, **COMMON).fit(Xtr, ytr)
+    d = MedLDA(sampler="gibbs", n_iter=3, **COMMON).fit(Xtr, ytr)
+    np.testing.assert_array_equal(c.components_, d.components_)
+    e = MedLDA(sampler="gibbs", n_iter=3, **{**COMMON, "random_state": 1}).fit(Xtr, ytr)
+    assert not np.array_equal(c.components_, e.components_)
+
+
+def test_multiclass_both_formulations():
+    # seed 1: classes of 306 / 121 / 173 documents (the Crammer-Singer label model can leave a
+    # class empty for other seeds)
+    X, y, phi, _ = make_topic_corpus(n_docs=600, n_topics=4, n_words=100, doc_length=40, n_classes=3, random_state=1)
+    for multi_class in ("ovr", "crammer_singer"):
+        model = MedLDA(
+            n_topics=4, alpha=0.1, beta=0.05, C=10.0, sampler="ssgrld", multi_class=multi_class, n_iter=60,
+            batch_size=50, random_state=0,
+        ).fit(X[:400], y[:400])
+        assert model.coef_.shape == (3, 4)
+        assert model.predict_proba(X[400:]).shape == (200, 3)
+        # the majority class holds 53 % of the test documents; measured 0.905 for both
+        # formulations, 0.7 is 7 binomial standard errors (0.02 on 200 documents) below
+        assert model.score(X[400:], y[400:]) >= 0.7
+    with pytest.raises(ValueError, match="Crammer-Singer"):
+        MedLDA(sampler="gibbs", multi_class="crammer_singer").fit(X[:50], y[:50])
+
+
+def test_raw_texts_use_a_count_vectorizer_without_stop_words():
+    texts = ["the rocket launch and the moon orbit", "orbit of the moon by the rocket",
+             "the engine of the car and its speed", "car engine speed and the brakes"] * 5
+    y = [1, 1, 0, 0] * 5
+    model = MedLDA(n_topics=2, sampler="gibbs", n_iter=20, random_state=0).fit(texts, y)
+    vocabulary = set(model.vectorizer_.get_feature_names_out())
+    assert "the" not in vocabulary and "rocket" in vocabulary
+    assert all(isinstance(w, str) for topic in model.top_words(3) for w in topic)
+    assert model.predict(["moon rocket orbit"]).shape == (1,)
+    with pytest.raises(ValueError, match="fitted on raw texts"):
+        model.predict(sp.csr_matrix(np.ones((1, len(vocabulary)))))
+
+
+@pytest.mark.parametrize(
+    "make, match",
+    [
+        (lambda X, y: (-X, y), "Negative values"),
+        (lambda X, y: (X * 0.5, y), "non-integer"),
+        (lambda X, y: (np.where(np.arange(X.shape[1]) == 0, np.nan, X.toarray()), y), "NaN"),
+        (lambda X, y: (X, np.zeros_like(y)), "1 class"),
+        (lambda X, y: (X, y[:-1]), "labels"),
+        (lambda X, y: (sp.csr_matrix((X.shape[0], 0)), y), "no columns|0 feature"),
+        (lambda X, y: (sp.csr_matrix(X.shape, dtype=np.int64), y), "every document is empty"),
+    ],
+)
+def test_bad_data(make, match, corpus):
+    Xtr, ytr, *_ = corpus
+    X, y = make(Xtr[:40].astype(np.float64), ytr[:40])
+    with pytest.raises(ValueError, match=match):
+        MedLDA(n_topics=2, sampler="gibbs", n_iter=1).fit(X, y)
+
+
+@pytest.mark.parametrize(
+    "params, match",
+    [
+        ({"n_topics": 1}, "n_topics"),
+        ({"sampler": "vb"}, "sampler"),
+        ({"multi_class": "ovo"}, "multi_class"),
+        ({"alpha": 0.0}, "alpha"),
+        ({"C": -1.0}, "C"),
+        ({"n_inner_burnin": 4}, "n_inner_burnin"),
+        ({"topic_step_size": -0.1}, "topic_step_size"),
+    ],
+)
+def test_bad_parameters(params, match, corpus):
+    Xtr, ytr, *_ = corpus
+    with pytest.raises(ValueError, match=match):
+        MedLDA(**{"n_iter": 1, **params}).fit(Xtr[:40], ytr[:40])
+
+
+def test_empty_documents_dropped_in_fit_and_predicted_from_the_prior(corpus, gibbs_model):
+    Xtr, ytr, *_ = corpus
+    X = sp.vstack([Xtr[:60], sp.csr_matrix((3, Xtr.shape[1]), dtype=np.int64)]).tocsr()
+    y = np.concatenate([ytr[:60], [0, 1, 0]])
+    with pytest.warns(UserWarning, match="3 empty documents"):
+        model = MedLDA(sampler="ssgrld", n_iter=2, batch_size=50, **COMMON).fit(X, y)
+    assert model.trace_["n_docs"][-1] == 100  # two minibatches drawn from the 60 non-empty documents
+    theta = gibbs_model.transform(sp.csr_matrix((2, Xtr.shape[1]), dtype=np.int64))
+    np.testing.assert_allclose(theta, 1.0 / K)
+    expected = gibbs_model.classes_[int(gibbs_model.coef_.mean() > 0)]  # eta^T (1/K) of each draw
+    scores = np.array([eta.mean() for eta in gibbs_model.coef_samples_[:, 0]])
+    if np.all(scores > 0) or np.all(scores < 0):  # every draw agrees: the prediction is fixed
+        assert np.all(gibbs_model.predict(sp.csr_matrix((2, Xtr.shape[1]))) == expected)
+
+
+def test_clone_pickle_and_inputs_untouched(corpus, gibbs_model):
+    Xtr, ytr, Xte, *_ = corpus
+    X_copy = Xtr.copy()
+    estimator = MedLDA(sampler="ssgrld", n_iter=2, batch_size=50, **COMMON)
+    params = estimator.get_params()
+    clone(estimator).fit(Xtr, ytr)
+    assert estimator.get_params() == params
+    assert (Xtr != X_copy).nnz == 0
+    restored = pickle.loads(pickle.dumps(gibbs_model))
+    np.testing.assert_array_equal(restored.predict(Xte[:10]), gibbs_model.predict(Xte[:10]))
+    dense = gibbs_model.predict(Xte[:10].toarray())
+    np.testing.assert_array_equal(dense, gibbs_model.predict(Xte[:10]))
+
+
+def test_callback_sees_progress_and_can_stop(corpus):
+    Xtr, ytr, *_ = corpus
+    seen = []
+
+    def callback(info):
+        seen.append((info["iteration"], info["n_docs"], info["topic_word"].shape, info["coef"].shape))
+        return info["iteration"] == 4
+
+    model = MedLDA(sampler="ssgrld", n_iter=50, batch_size=50, callback=callback, **COMMON).fit(Xtr, ytr)
+    assert [s[0] for s in seen] == [1, 2, 3, 4]
+    assert seen[-1][1:] == (200, (K, 200), (1, K))
+    assert len(model.trace_["iteration"]) == 4 and model.coef_samples_.shape[0] == 1
+
+
+# ---------------------------------------------------------------- scikit-learn's shared checks
+def _counts_view(X):
+    """The checks' float data as word counts (``rint(3 X)``); data a count model must refuse
+    (negative, NaN/inf, non-numeric) is passed on unchanged so that the refusal is checked."""
+    if sp.issparse(X):
+        Y = X.tocsr(copy=True)
+        if Y.dtype.kind == "f" and np.all(np.isfinite(Y.data)) and Y.data.min(initial=0) >= 0:
+            Y.data = np.rint(3 * Y.data)
+        return Y.asformat(X.format)
+    try:
+        A = np.asarray(X, dtype=float)
+    except (TypeError, ValueError):
+        return X
+    if A.ndim == 2 and np.all(np.isfinite(A)) and A.min(initial=0) >= 0:
+        return np.rint(3 * A)
+    return X
+
+
+class CountViewMedLDA(MedLDA):
+    """MedLDA that reads the generic checks' continuous features as counts. MedLDA itself
+    refuses non-integer counts (its likelihood is over word tokens), which would fail every
+    check at the first fit; everything else (cloning, parameters, pickling, sparse formats,
+    n_features_in_, invariance to row order and subsets, readonly memmaps, error messages)
+    is MedLDA's own behaviour."""
+
+    def fit(self, X, y=None):
+        return super().fit(_counts_view(X), y)
+
+    def transform(self, X):
+        return super().transform(_counts_view(X))
+
+    def predict(self, X):
+        return super().predict(_counts_view(X))
+
+    def predict_proba(self, X):
+        return super().predict_proba(_counts_view(X))
+
+    def decision_function(self, X):
+        return super().decision_function(_counts_view(X))
+
+
+EXPECTED_FAILED_CHECKS = {
+    # a 2-topic model of 3 blobs' "counts" after 3 sweeps is not a linear classifier of the
+    # features: accuracy above 0.83 on them is not something a topic model promises
+    "check_classifiers_train": "topic proportions of blob features are not linearly separable classes",
+    # the check feeds negative features whatever the positive_only tag says; MedLDA refuses them
+    "check_decision_proba_consistency": "negative features are refused (counts must be >= 0)",
+}
+
+
+@parametrize_with_checks(
+    [CountViewMedLDA(n_topics=2, sampler="gibbs", n_iter=3, n_draws=1, n_transform_sweeps=2)],
+    expected_failed_checks=lambda est: EXPECTED_FAILED_CHECKS,
+)
+def test_sklearn_checks(estimator, check):
+    check(estimator)
+
+
+def test_padding_rows_leaves_the_ssgrld_update_unchanged():
+    """Zero feature rows (the compile-size padding) add nothing to the eta subgradient and do
+    not touch Phi: the update is bitwise the same."""
+    import jax
+    import jax.numpy as jnp
+
+    from regbayes._x64 import enable_x64
+    from regbayes.models.medlda import _pad_rows, _ssgrld_update
+    from regbayes.samplers.sgld import SGLDState
+
+    rng = np.random.default_rng(0)
+    theta, expected = rng.gamma(1.0, size=(3, 8)), rng.poisson(2.0, size=(3, 8)).astype(float)
+    zbar, y = rng.dirichlet(np.ones(3), size=5), np.array([[1.0], [-1.0], [1.0], [1.0], [-1.0]])
+    with enable_x64():
+        state = SGLDState(np.ones((1, 3)), np.zeros((1, 3)), np.zeros(1), np.ones((1, 3)))
+        consts = [jnp.asarray(v, jnp.float64) for v in (20.0, 1.0, 1.0)]
+        runs = [
+            _ssgrld_update(jax.random.key(0), theta, expected, 4.0, 0.1, 0.05, state, _pad_rows(zbar, n),
+                           _pad_rows(y, n), *consts, 0.5, crammer_singer=False)
+            for n in (5, 64)
+        ]
+    np.testing.assert_array_equal(np.asarray(runs[0][1]), np.asarray(runs[1][1]))
+    np.testing.assert_array_equal(np.asarray(runs[0][2].position), np.asarray(runs[1][2].position))
