@@ -75,6 +75,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--out", default=None, help="output folder (default: results/NAME)")
     p.add_argument("--n", type=_positive_int, default=None, help="data size (rows) where the experiment has one")
     p.add_argument("--quick", action="store_true", help="small data and short runs")
+    p.add_argument("--k", type=_positive_int, default=None, help="number of topics K (medlda-fig8, medlda-topics)")
     p.add_argument("--seed", type=int, default=0, help="random seed (default: %(default)s)")
     p.add_argument("--no-progress", action="store_true", help="hide progress bars")
 
@@ -151,6 +152,8 @@ def _cmd_reproduce(args) -> int:
     options = dict(quick=args.quick, seed=args.seed, progress=not args.no_progress)
     if args.n is not None:
         options["n"] = args.n
+    if args.k is not None:
+        options["k"] = args.k
     print(f"regbayes reproduce {args.name}: writing to {out}", file=sys.stderr)
     result = EXPERIMENTS[args.name].run(out, **options)
     print(result["table"])

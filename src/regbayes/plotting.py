@@ -31,6 +31,9 @@ __all__ = [
     "posterior_intervals",
     "posterior_marginals",
     "method_color",
+    "salient_topics",
+    "plot_topic_proportions",
+    "accuracy_vs_progress",
 ]
 
 _PALETTE = {
@@ -309,4 +312,150 @@ def posterior_marginals(
     for ax in axes[len(coords):]:
         ax.set_visible(False)
     axes[0].legend(fontsize=7)
+    return fig
+
+
+def salient_topics(proportions, *, max_topics: int = 3, threshold: float = 2.0) -> list:
+    """For each row of ``proportions`` (classes x K), the topics whose share exceeds
+    ``threshold`` times the uniform share 1/K, largest first, at most ``max_topics``;
+    the single largest topic when none does."""
+    props = np.asarray(proportions, dtype=np.float64)
+    if props.ndim != 2 or props.shape[1] < 1:
+        raise ValueError(f"expected proportions of shape (n_classes, K), got {props.shape}")
+    K = props.shape[1]
+    out = []
+    for row in props:
+        order = np.argsort(row)[::-1]
+        chosen = [int(k) for k in order[:max_topics] if row[k] > threshold / K]
+        out.append(chosen or [int(order[0])])
+    return out
+
+
+def plot_topic_proportions(
+    proportions,
+    class_names: Sequence[str] | None = None,
+    *,
+    salient: Sequence[Sequence[int]] | None = None,
+    ncols: int = 4,
+    title: str | None = None,
+) -> Figure:
+    """Average topic proportions of each class's documents, one bar panel per class
+    (paper 000, Fig. 9).
+
+    ``proportions`` is (n_classes, K): row c is the mean of the documents' topic
+    proportions (e.g. ``MedLDA.transform``) over the documents of class c. Bars of the
+    ``salient`` topics of each class (default :func:`salient_topics`) are coloured and
+    labelled with their topic index; the dotted line marks the uniform share 1/K. All
+    panels share the y axis, so sparse (peaked) classes stand out.
+    """
+    props = np.asarray(proportions, dtype=np.float64)
+    if props.ndim != 2 or props.shape[0] < 1 or props.shape[1] < 1:
+        raise ValueError(f"expected proportions of shape (n_classes, K), got {props.shape}")
+    n_classes, K = props.shape
+    names = list(class_names) if class_names is not None else [f"class {c}" for c in range(n_classes)]
+    if len(names) != n_classes:
+        raise ValueError(f"{len(names)} class names for {n_classes} rows of proportions")
+    salient = salient_topics(props) if salient is None else [list(s) for s in salient]
+    ncols = max(1, min(ncols, n_classes))
+    nrows = -(-n_classes // ncols)
+    fig = new_figure(3.0 * ncols, 1.9 * nrows + 0.5)
+    axes = np.atleast_1d(fig.subplots(nrows, ncols, sharex=True, sharey=True, squeeze=False)).ravel()
+    top = float(props.max()) if props.size else 1.0
+    topics = np.arange(K)
+    for c, ax in enumerate(axes[:n_classes]):
+        colors = ["#bbbbbb"] * K
+        for k in salient[c]:
+            colors[k] = "#d62728"
+        ax.bar(topics, props[c], width=0.85, color=colors)
+        ax.axhline(1.0 / K, color="0.4", lw=0.7, ls=":")
+        for k in salient[c]:
+            ax.annotate(str(k), (k, props[c, k]), xytext=(0, 1), textcoords="offset points",
+                        ha="center", va="bottom", fontsize=7, color="#d62728")
+        ax.set_title(names[c], fontsize=8)
+        ax.set_ylim(0.0, 1.15 * top if top > 0 else 1.0)
+        ax.tick_params(labelsize=7)
+    for ax in axes[n_classes:]:
+        ax.set_visible(False)
+    for ax in axes[(nrows - 1) * ncols:n_classes]:
+        ax.set_xlabel("topic", fontsize=8)
+    for ax in axes[::ncols]:
+        ax.set_ylabel("avg. proportion", fontsize=8)
+    if title:
+        fig.suptitle(title)
+    return fig
+
+
+def accuracy_vs_progress(
+    curves: Mapping[str, Mapping[str, Sequence[float]]],
+    *,
+    title: str | None = None,
+    baseline: Mapping[str, float] | None = None,
+) -> Figure:
+    """Two panels: test accuracy against documents processed and against wall time (log
+    axes), one line per method (paper 000, Fig. 8).
+
+    ``curves`` maps a method to a dict with ``n_docs``, ``times`` and ``accuracy``
+    (equal lengths). ``baseline`` maps a label to a final accuracy drawn as a horizontal
+    dashed line on both panels.
+    """
+    fig = new_figure(11.0, 4.2)
+    left, right = fig.subplots(1, 2, sharey=True)
+    accuracy_vs_time({k: (v["n_docs"], v["accuracy"]) for k, v in curves.items()}, ax=left,
+                     xlabel="documents processed (log scale)")
+    accuracy_vs_time({k: (v["times"], v["accuracy"]) for k, v in curves.items()}, ax=right)
+    for i, (label, value) in enumerate((baseline or {}).items()):
+        for ax in (left, right):
+            ax.axhline(value, color=method_color(label, len(curves) + i), ls="--", lw=1.0, label=label)
+        right.legend(fontsize=8, loc="lower right")
+        left.legend(fontsize=8, loc="lower right")
+    if title:
+        fig.suptitle(title)
+    return fig
+
+
+def plot_clusters(model, X, y, ax=None, grid_size: int = 300, title: str | None = None):
+    """Clusters and per-component classifiers of a fitted mixture of linear SVMs
+    (:class:`~regbayes.models.m2dpm.M2DPM`, :class:`~regbayes.models.dpmeans.DPMeansSVC`)
+    on two features.
+
+    Points are coloured by their component (``model.predict_component``) and marked by
+    their label; the background shows the predicted class, thin grey lines the borders
+    between components (nearest mean) and black lines each component's decision boundary
+    inside its own region; crosses mark the component means. Returns the Figure.
+    """
+    X = np.asarray(X, dtype=np.float64)
+    y = np.asarray(y)
+    if X.ndim != 2 or X.shape[1] != 2:
+        raise ValueError(f"plot_clusters draws two features; X has shape {X.shape}")
+    if ax is None:
+        fig = new_figure(5.5, 5.0)
+        ax = fig.add_subplot(1, 1, 1)
+    else:
+        fig = ax.figure
+    pad = 0.05 * (X.max(axis=0) - X.min(axis=0) + 1e-12)
+    lo, hi = X.min(axis=0) - pad, X.max(axis=0) + pad
+    gx, gy = np.meshgrid(np.linspace(lo[0], hi[0], grid_size), np.linspace(lo[1], hi[1], grid_size))
+    grid = np.column_stack([gx.ravel(), gy.ravel()])
+    classes = np.asarray(model.classes_)
+    predicted = np.searchsorted(classes, model.predict(grid)).reshape(gx.shape)
+    component = model.predict_component(grid).reshape(gx.shape)
+    ax.contourf(gx, gy, predicted, levels=np.arange(len(classes) + 1) - 0.5, cmap="Pastel2", alpha=0.5)
+    ax.contour(gx, gy, component, levels=np.arange(model.n_components_ + 1) - 0.5, colors="#7f7f7f",
+               linewidths=0.6)
+    scores = model.decision_function(grid)
+    if scores.ndim == 1:
+        ax.contour(gx, gy, scores.reshape(gx.shape), levels=[0.0], colors="#000000", linewidths=1.2)
+    members = model.predict_component(X)
+    markers = ["o", "^", "s", "D", "v", "P", "*", "X"]
+    for j, label in enumerate(classes):
+        mask = y == label
+        ax.scatter(X[mask, 0], X[mask, 1], c=[_CYCLE[k % len(_CYCLE)] for k in members[mask]], s=12,
+                   marker=markers[j % len(markers)], linewidths=0.3, edgecolors="#333333",
+                   label=f"y = {label}")
+    centers = np.asarray(model.cluster_centers_)
+    ax.scatter(centers[:, 0], centers[:, 1], marker="x", s=80, c="#000000", linewidths=2.0, label="component mean")
+    ax.set_xlim(lo[0], hi[0])
+    ax.set_ylim(lo[1], hi[1])
+    ax.legend(fontsize=7, loc="best")
+    ax.set_title(title or f"{type(model).__name__}: {model.n_components_} components")
     return fig

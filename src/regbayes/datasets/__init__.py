@@ -10,6 +10,9 @@ Synthetic (NumPy only, ``random_state`` = None, int or ``np.random.Generator``):
 * ``make_topic_corpus`` -- paper 000, section 4.1.1 (LDA + max-margin labels, eqs. 16-20)
 * ``load_breast_cancer_standardized`` -- scikit-learn's bundled data, train-only scaling
 
+Text: ``load_20newsgroups`` (a folder of the standard files or scikit-learn's cache),
+``load_lda_reuters`` (395 Reuters stories shipped by the ``lda`` package).
+
 Files: ``load_svmlight`` (plain/gz/bz2/xz). Public data sets: ``fetch_realsim``,
 ``fetch_ijcnn1``, ``fetch_higgs``, ``fetch_dataset_files``; ``list_datasets`` and
 ``get_data_home`` describe the registry and the cache (``$REGBAYES_DATA``; mirrors via
@@ -31,6 +34,7 @@ from .fetch import fetch_dataset_files, fetch_higgs, fetch_ijcnn1, fetch_realsim
 from .higgs_like import make_higgs_like
 from .registry import DatasetSpec, RemoteFile, get_dataset, list_datasets
 from .svmlight import load_svmlight
+from .text import CountCorpus, TextCorpus, find_20newsgroups, load_20newsgroups, load_lda_reuters
 from .topic_corpus import make_topic_corpus
 from .synthetic import hinge_label_probability, make_bayes_svm_2d, make_multiclass_blobs
 
@@ -41,6 +45,11 @@ __all__ = [
     "make_higgs_like",
     "make_multiclass_blobs",
     "make_topic_corpus",
+    "CountCorpus",
+    "TextCorpus",
+    "find_20newsgroups",
+    "load_20newsgroups",
+    "load_lda_reuters",
     "load_breast_cancer_standardized",
     "load_svmlight",
     "read_svmlight_dense",

@@ -1,4 +1,4 @@
-"""Reproductions of the Bayesian linear SVM experiments of paper 000, Section 5.1.
+"""Reproductions of the papers' experiments (paper 000 Sections 5.1-5.3, paper 001).
 
 Each module has ``run(out_dir, **options) -> dict`` that writes ``<name>.png``,
 ``<name>.json`` (the numbers) and ``results.md`` (a markdown table) into ``out_dir`` and
@@ -9,17 +9,21 @@ applies), ``quick`` (small and fast), ``seed``, ``progress`` (progress bars).
 * ``fig5`` -- test accuracy vs wall time, five samplers, Higgs-like and breast cancer
 * ``fig6`` -- minibatch-size sensitivity of SSGLD and SSGNHT
 * ``fig7`` -- SSGLD with AdaGrad vs polynomial step sizes
+* ``medlda-fig8`` -- MedLDA accuracy vs documents processed and wall time (paper 000, Fig. 8)
+* ``medlda-topics`` -- per-class topic proportions and salient topics' words (Fig. 9, Table 1)
 * ``demo`` -- a short tour on breast cancer (not a paper figure)
 """
 from __future__ import annotations
 
-from . import demo, fig4, fig5, fig6, fig7
+from . import demo, fig4, fig5, fig6, fig7, medlda_fig8, medlda_topics
 
 EXPERIMENTS = {
     "fig4": fig4,
     "fig5": fig5,
     "fig6": fig6,
     "fig7": fig7,
+    "medlda-fig8": medlda_fig8,
+    "medlda-topics": medlda_topics,
     "demo": demo,
 }
 
