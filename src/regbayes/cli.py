@@ -67,7 +67,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--seed", type=int, default=0, help="random seed (default: %(default)s)")
     p.add_argument("--no-progress", action="store_true", help="hide progress bars")
 
-    p = sub.add_parser("reproduce", help="reproduce a figure of paper 000 (see --list)",
+    p = sub.add_parser("reproduce", help="reproduce a paper's table or figure (see --list)",
                        description="Run one registered experiment; writes NAME.png, NAME.json and "
                        "results.md into --out.")
     p.add_argument("name", nargs="?", metavar="NAME", help="experiment name (see --list)")
@@ -75,8 +75,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--out", default=None, help="output folder (default: results/NAME)")
     p.add_argument("--n", type=_positive_int, default=None, help="data size (rows) where the experiment has one")
     p.add_argument("--quick", action="store_true", help="small data and short runs")
+    p.add_argument("--n-datasets", type=_positive_int, default=None, help="random data sets per setting (sva-table1)")
     p.add_argument("--k", type=_positive_int, default=None, help="number of topics K (medlda-fig8, medlda-topics)")
-    p.add_argument("--seed", type=int, default=0, help="random seed (default: %(default)s)")
+    p.add_argument("--seed", type=int, default=None, help="random seed (default: the experiment's own)")
     p.add_argument("--no-progress", action="store_true", help="hide progress bars")
 
     p = sub.add_parser("fit", help="fit a BayesianSVC to an svmlight file and save it",
@@ -149,11 +150,15 @@ def _cmd_reproduce(args) -> int:
     if args.name not in EXPERIMENTS:
         return _error("reproduce", f"unknown experiment {args.name!r}; known: {', '.join(sorted(EXPERIMENTS))}")
     out = args.out or os.path.join("results", args.name)
-    options = dict(quick=args.quick, seed=args.seed, progress=not args.no_progress)
+    options = dict(quick=args.quick, progress=not args.no_progress)
+    if args.seed is not None:
+        options["seed"] = args.seed
     if args.n is not None:
         options["n"] = args.n
     if args.k is not None:
         options["k"] = args.k
+    if args.n_datasets is not None:
+        options["n_datasets"] = args.n_datasets
     print(f"regbayes reproduce {args.name}: writing to {out}", file=sys.stderr)
     result = EXPERIMENTS[args.name].run(out, **options)
     print(result["table"])

@@ -34,6 +34,7 @@ __all__ = [
     "salient_topics",
     "plot_topic_proportions",
     "accuracy_vs_progress",
+    "plot_clusters",
 ]
 
 _PALETTE = {

@@ -191,3 +191,25 @@ def test_multiclass_blobs_wraps_make_classification():
         make_multiclass_blobs(100, n_features=2, n_classes=1)
     with pytest.raises(ValueError, match="class_sep"):
         make_multiclass_blobs(100, class_sep=0.0)
+
+
+def test_dp_mixture_center_scale_draws_means_from_base_measure():
+    # Means from N(0, tau^2 I): the RMS of the cluster means over K clusters x 10 features
+    # estimates tau with relative standard error about 1/sqrt(2 K 10) (<= 0.09 for K >= 6);
+    # rtol 0.35 is about four of them. Within-cluster sd stays sigma.
+    tau = 5.0
+    X, y, clusters, coef = make_dp_mixture_svm("I", n_samples=3000, alpha=3.0, max_clusters=50,
+                                               center_scale=tau, random_state=3, return_clusters=True)
+    means = np.array([X[clusters == k].mean(axis=0) for k in np.unique(clusters) if np.sum(clusters == k) >= 30])
+    assert len(means) >= 6
+    np.testing.assert_allclose(np.sqrt(np.mean(means**2)), tau, rtol=0.35)
+    big = np.bincount(clusters).argmax()
+    np.testing.assert_allclose(X[clusters == big].std(axis=0).mean(), 0.5, rtol=0.15)
+    # The default (the paper's Setting I) is unchanged by the option's existence.
+    for u, v in zip(make_dp_mixture_svm("I", n_samples=100, random_state=2),
+                    make_dp_mixture_svm("I", n_samples=100, random_state=2, center_scale=None)):
+        np.testing.assert_array_equal(u, v)
+    with pytest.raises(ValueError, match="Setting I only"):
+        make_dp_mixture_svm("II", center_scale=1.0)
+    with pytest.raises(ValueError, match="center_scale"):
+        make_dp_mixture_svm("I", center_scale=0.0)

@@ -10,6 +10,11 @@ its own classifier eta_k ~ N(0, I_d), and the label follows eq. (37):
 
 Setting II: n = 10000 instances split uniformly (equal sizes) into 10 clusters, features
 x_ij ~ U[k - 0.5, k + 0.5], eta_k and labels as in Setting I. Clusters are disjoint.
+
+``center_scale`` (Setting I only) replaces the means (k, ..., k) by draws from the base
+measure N(0, center_scale^2 I) of a Gaussian DP mixture, for experiments that need a
+DP-mixture sample whose cluster means do not lie on one line (paper 001's Table 2 does
+not specify its generator's means).
 """
 
 from __future__ import annotations
@@ -56,6 +61,7 @@ def make_dp_mixture_svm(
     sigma: float = 0.5,
     random_state=None,
     return_clusters: bool = False,
+    center_scale: float | None = None,
 ):
     """Generate paper 001's Setting I (CRP + Gaussian) or Setting II (uniform) data.
 
@@ -76,6 +82,9 @@ def make_dp_mixture_svm(
     return_clusters : bool
         Also return the cluster index of every instance (1-based: cluster k has
         mu_k = (k, ..., k)) and the classifiers eta (max_clusters, n_features).
+    center_scale : float > 0 or None
+        Setting I only: draw mu_k ~ N(0, center_scale^2 I) instead of (k, ..., k).
+        ``None`` (default) is the paper's Setting I.
 
     Returns
     -------
@@ -94,18 +103,27 @@ def make_dp_mixture_svm(
     alpha = check_real(alpha, "alpha", low=0.0, low_inclusive=False)
     sigma = check_real(sigma, "sigma", low=0.0, low_inclusive=False)
     rng = check_generator(random_state)
+    if center_scale is not None:
+        if setting != "I":
+            raise ValueError("center_scale applies to Setting I only")
+        center_scale = check_real(center_scale, "center_scale", low=0.0, low_inclusive=False)
 
     if setting == "I":
         z = _crp_assignments(n_samples, alpha, max_clusters, rng)
     else:
         z = rng.permutation(np.arange(n_samples) % max_clusters)
     k = (z + 1).astype(np.float64)  # cluster k = 1..K has mu_k = (k, ..., k)
+    means = np.broadcast_to(k[:, None], (n_samples, n_features))
     if setting == "I":
         X = k[:, None] + sigma * rng.standard_normal((n_samples, n_features))
+        if center_scale is not None:
+            centers = center_scale * rng.standard_normal((max_clusters, n_features))
+            means = centers[z]
+            X = X - k[:, None] + means
     else:
         X = k[:, None] + rng.uniform(-0.5, 0.5, size=(n_samples, n_features))
     coef = rng.standard_normal((max_clusters, n_features))
-    scores = np.einsum("ij,ij->i", coef[z], X - k[:, None])
+    scores = np.einsum("ij,ij->i", coef[z], X - means)
     p_pos = 0.5 * (1.0 + np.tanh(0.5 * scores))  # sigmoid, eq. (37)
     y = np.where(rng.uniform(size=n_samples) < p_pos, 1, -1).astype(np.int64)
     if return_clusters:

@@ -9,19 +9,25 @@ applies), ``quick`` (small and fast), ``seed``, ``progress`` (progress bars).
 * ``fig5`` -- test accuracy vs wall time, five samplers, Higgs-like and breast cancer
 * ``fig6`` -- minibatch-size sensitivity of SSGLD and SSGNHT
 * ``fig7`` -- SSGLD with AdaGrad vs polynomial step sizes
+* ``sva-table1`` -- paper 001 Table 1: M2DPM and baselines on Settings I and II
+* ``sva-table2`` -- paper 001 Table 2: inferred number of components vs n0, and time
+* ``sva-clusters`` -- M2DPM's clusters and per-component classifiers on a 2-D example
 * ``medlda-fig8`` -- MedLDA accuracy vs documents processed and wall time (paper 000, Fig. 8)
 * ``medlda-topics`` -- per-class topic proportions and salient topics' words (Fig. 9, Table 1)
 * ``demo`` -- a short tour on breast cancer (not a paper figure)
 """
 from __future__ import annotations
 
-from . import demo, fig4, fig5, fig6, fig7, medlda_fig8, medlda_topics
+from . import demo, fig4, fig5, fig6, fig7, medlda_fig8, medlda_topics, sva_clusters, sva_table1, sva_table2
 
 EXPERIMENTS = {
     "fig4": fig4,
     "fig5": fig5,
     "fig6": fig6,
     "fig7": fig7,
+    "sva-table1": sva_table1,
+    "sva-table2": sva_table2,
+    "sva-clusters": sva_clusters,
     "medlda-fig8": medlda_fig8,
     "medlda-topics": medlda_topics,
     "demo": demo,

@@ -1,5 +1,7 @@
 """scikit-learn estimators: thin classes over potentials, kernels and the driver."""
 from .bayes_svm import BayesianSVC
+from .dpmeans import DPMeansSVC
+from .m2dpm import M2DPM
 from .medlda import MedLDA
 
-__all__ = ["BayesianSVC", "MedLDA"]
+__all__ = ["BayesianSVC", "DPMeansSVC", "M2DPM", "MedLDA"]
