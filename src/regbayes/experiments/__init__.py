@@ -12,13 +12,14 @@ applies), ``quick`` (small and fast), ``seed``, ``progress`` (progress bars).
 * ``sva-table1`` -- paper 001 Table 1: M2DPM and baselines on Settings I and II
 * ``sva-table2`` -- paper 001 Table 2: inferred number of components vs n0, and time
 * ``sva-clusters`` -- M2DPM's clusters and per-component classifiers on a 2-D example
+* ``isvm-table2`` -- paper 000 Table 2: Gibbs iSVM, eta-step by Gibbs DA vs SSGNHT
 * ``medlda-fig8`` -- MedLDA accuracy vs documents processed and wall time (paper 000, Fig. 8)
 * ``medlda-topics`` -- per-class topic proportions and salient topics' words (Fig. 9, Table 1)
 * ``demo`` -- a short tour on breast cancer (not a paper figure)
 """
 from __future__ import annotations
 
-from . import demo, fig4, fig5, fig6, fig7, medlda_fig8, medlda_topics, sva_clusters, sva_table1, sva_table2
+from . import demo, fig4, fig5, fig6, fig7, isvm_table2, medlda_fig8, medlda_topics, sva_clusters, sva_table1, sva_table2
 
 EXPERIMENTS = {
     "fig4": fig4,
@@ -28,6 +29,7 @@ EXPERIMENTS = {
     "sva-table1": sva_table1,
     "sva-table2": sva_table2,
     "sva-clusters": sva_clusters,
+    "isvm-table2": isvm_table2,
     "medlda-fig8": medlda_fig8,
     "medlda-topics": medlda_topics,
     "demo": demo,

@@ -1,7 +1,8 @@
 """scikit-learn estimators: thin classes over potentials, kernels and the driver."""
 from .bayes_svm import BayesianSVC
 from .dpmeans import DPMeansSVC
+from .isvm import InfiniteSVC
 from .m2dpm import M2DPM
 from .medlda import MedLDA
 
-__all__ = ["BayesianSVC", "DPMeansSVC", "M2DPM", "MedLDA"]
+__all__ = ["BayesianSVC", "DPMeansSVC", "InfiniteSVC", "M2DPM", "MedLDA"]
