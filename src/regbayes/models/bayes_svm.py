@@ -76,8 +76,8 @@ class BayesianSVC(ClassifierMixin, BaseEstimator):
         iteration is a sweep over all rows; 10,000 and 50 for the minibatch samplers
         (ssgld, ssgnht, srwm), whose iteration costs O(batch_size * d) and which need
         tens of iterations per effective draw. Measured on breast cancer, one chain,
-        posterior-mean relative error against 4 x 5000 Gibbs draws (3-4 seeds): SSGLD
-        8.6% with thin 10, 5.6% with thin 50, 5.5% with thin 100; 1000 exact Gibbs
+        posterior-mean relative error against 4 x 5000 Gibbs draws (mean of 4 seeds): SSGLD
+        10.4% with thin 10, 5.9% with thin 50; SSGNHT 4.6% with thin 50; 1000 exact Gibbs
         draws are themselves 6.4% away, so 1000 draws cannot do much better.
     batch_size : int, default=100
         Minibatch size |D~| of the stochastic samplers (ssgld, ssgnht, srwm's test
@@ -196,7 +196,7 @@ class BayesianSVC(ClassifierMixin, BaseEstimator):
         warm-up shrinks an over-large T faster than it grows a small one; subgradient HMC,
         whose momentum would blow up with an over-large T in the first steps, starts from
         ``sigma_ref``. Measured for SSGNHT on breast cancer (one chain, defaults): posterior-
-        mean error 4.4-5.1% from the geometric mean, 16-27% from ``sigma_ref``, where the
+        mean error 3.3-6.6% from the geometric mean, 16-27% from ``sigma_ref``, where the
         too-small T of the first warm-up window is never grown back.
         """
         sigma_ref = self._sigma_ref(X, n)
