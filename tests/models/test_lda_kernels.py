@@ -91,6 +91,23 @@ def test_augmented_conditional_equals_enumerated_ratio(seed):
         np.testing.assert_allclose(w / w.sum(), _exact_conditional(_log_joint_collapsed, z, i), rtol=1e-10)
 
 
+@pytest.mark.parametrize("seed", range(4))
+def test_gram_form_of_the_augmented_conditional_equals_enumerated_ratio(seed):
+    """The O(K) form used by the sweep: per-document terms, then ``g = G n_d^-n`` with
+    ``G = eta^T diag(b) eta`` (built column by column as the sweep does)."""
+    rng = np.random.default_rng(seed)
+    z = rng.integers(K, size=len(WORDS))
+    M = ETA.shape[0]
+    for i in range(len(WORDS)):
+        d, ndk, nwk, nk, _, n_d = _counts_without(z, i)
+        linear, quadratic, b = np.empty(K), np.empty(K), np.empty(M)
+        kern.document_terms(ETA, Y_SIGN[d], INV_OMEGA[d], n_d, C, MARGIN, linear, quadratic, b)
+        g = (ETA.T @ np.diag(b) @ ETA) @ ndk[d]
+        w = kern.augmented_token_weights_gram(ndk[d], nwk[WORDS[i]], nk, linear, quadratic, g, ALPHA, BETA, V * BETA,
+                                              np.empty(K))
+        np.testing.assert_allclose(w / w.sum(), _exact_conditional(_log_joint_collapsed, z, i), rtol=1e-10)
+
+
 @pytest.mark.parametrize("mode", [kern.MODE_BINARY, kern.MODE_CRAMMER_SINGER, kern.MODE_UNSUPERVISED])
 @pytest.mark.parametrize("seed", range(3))
 def test_fixed_topic_conditional_equals_enumerated_ratio(mode, seed):

@@ -105,6 +105,66 @@ def augmented_token_weights(ndk_minus, nwk_minus_w, nk_minus, n_d, f_minus, eta,
 
 
 @numba.njit(cache=True)
+def document_terms(eta, y_sign, inv_omega, n_d, C, margin, linear, quadratic, b):
+    """Per-document terms of the O(K) form of :func:`augmented_token_weights`.
+
+    With ``u_m(k) = eta_m^T (n_d^-n + e_k)`` (the discriminant times ``n_d`` when the token
+    takes topic k) and ``c' = C / 2``, the log augmented likelihood is, up to terms free of k,
+
+        sum_m a_m u_m(k) - b_m u_m(k)^2,   a_m = c' y_m (1 + c' l / omega_m) / n_d,
+                                           b_m = c'^2 / (2 omega_m n_d^2)
+        = A_k - 2 (G n_d^-n)_k - Q_k,       A_k = sum_m a_m eta_mk, Q_k = sum_m b_m eta_mk^2,
+                                           G = eta^T diag(b) eta   (K, K).
+
+    Writes ``A`` to ``linear`` (K,), ``Q`` to ``quadratic`` (K,) and ``b`` (M,).
+    """
+    K = eta.shape[1]
+    M = eta.shape[0]
+    c = 0.5 * C
+    for k in range(K):
+        linear[k] = 0.0
+        quadratic[k] = 0.0
+    for m in range(M):
+        a = c * y_sign[m] * (1.0 + c * margin * inv_omega[m]) / n_d
+        b[m] = 0.5 * c * c * inv_omega[m] / (n_d * n_d)
+        for k in range(K):
+            linear[k] += a * eta[m, k]
+            quadratic[k] += b[m] * eta[m, k] * eta[m, k]
+
+
+@numba.njit(inline="always")
+def _gram_column(eta, b, j, gram, known):
+    """Column ``j`` of ``G = eta^T diag(b) eta``, computed on first use (a document touches
+    few topics, so most of G is never needed)."""
+    if not known[j]:
+        K = eta.shape[1]
+        for k in range(K):
+            gram[k, j] = 0.0
+        for m in range(eta.shape[0]):
+            bj = b[m] * eta[m, j]
+            for k in range(K):
+                gram[k, j] += bj * eta[m, k]
+        known[j] = True
+
+
+@numba.njit(cache=True)
+def augmented_token_weights_gram(ndk_minus, nwk_minus_w, nk_minus, linear, quadratic, g, alpha, beta, vbeta, out):
+    """:func:`augmented_token_weights` in O(K): ``linear``, ``quadratic`` from
+    :func:`document_terms` and ``g = G n_d^-n`` (K,), kept current token by token
+    (``G[:, old]`` out, ``G[:, new]`` in)."""
+    K = ndk_minus.shape[0]
+    top = -np.inf
+    for k in range(K):
+        s = linear[k] - 2.0 * g[k] - quadratic[k]
+        out[k] = s
+        if s > top:
+            top = s
+    for k in range(K):
+        out[k] = (ndk_minus[k] + alpha) * (nwk_minus_w[k] + beta) / (nk_minus[k] + vbeta) * np.exp(out[k] - top)
+    return out
+
+
+@numba.njit(cache=True)
 def fixed_topic_token_weights(ndk_minus, phi_w, n_d, f_minus, eta, y_sign, y_class, mode, C, margin, alpha, out):
     """Unnormalised eq. 22 conditional of one token with Phi and eta given (module docstring).
 
@@ -168,6 +228,10 @@ def gibbs_medlda_sweep(doc_ptr, words, z, ndk, nwk, nk, eta, y_sign, inv_omega, 
     ``y_sign`` (D, M) +-1, ``inv_omega`` (D, M) = 1/lambda_dm. ``M = 0`` gives plain
     collapsed LDA. Returns new ``(z, ndk, nwk, nk)``; the inputs are not modified.
     Sequential by nature: every token changes the shared topic-word counts.
+
+    Each token costs O(K) whatever M is (:func:`augmented_token_weights_gram`): per document,
+    O(M K) for the terms of :func:`document_terms` and O(M K) per topic the document touches
+    for the columns of G.
     """
     z = z.copy()
     ndk = ndk.copy()
@@ -179,33 +243,47 @@ def gibbs_medlda_sweep(doc_ptr, words, z, ndk, nwk, nk, eta, y_sign, inv_omega, 
     M = eta.shape[0]
     vbeta = V * beta
     weights = np.empty(K)
-    f = np.empty(M)
+    linear = np.zeros(K)
+    quadratic = np.zeros(K)
+    b = np.empty(M)
+    g = np.zeros(K)
+    gram = np.empty((K, K))
+    known = np.zeros(K, dtype=np.bool_)
     state = _stream(seed, 0)
     for d in range(D):
         start, stop = doc_ptr[d], doc_ptr[d + 1]
+        if stop == start:
+            continue
         n_d = float(stop - start)
-        for m in range(M):
-            s = 0.0
+        if M > 0:
+            document_terms(eta, y_sign[d], inv_omega[d], n_d, C, margin, linear, quadratic, b)
             for k in range(K):
-                s += eta[m, k] * ndk[d, k]
-            f[m] = s
+                known[k] = False
+                g[k] = 0.0
+            for j in range(K):  # g = G n_d
+                if ndk[d, j] > 0.0:
+                    _gram_column(eta, b, j, gram, known)
+                    for k in range(K):
+                        g[k] += gram[k, j] * ndk[d, j]
         for i in range(start, stop):
             w = words[i]
             old = z[i]
             ndk[d, old] -= 1.0
             nwk[w, old] -= 1.0
             nk[old] -= 1.0
-            for m in range(M):
-                f[m] -= eta[m, old]
-            augmented_token_weights(ndk[d], nwk[w], nk, n_d, f, eta, y_sign[d], inv_omega[d],
-                                    alpha, beta, vbeta, C, margin, weights)
+            if M > 0:
+                for k in range(K):
+                    g[k] -= gram[k, old]
+            augmented_token_weights_gram(ndk[d], nwk[w], nk, linear, quadratic, g, alpha, beta, vbeta, weights)
             new, state = _draw(weights, K, state)
             z[i] = new
             ndk[d, new] += 1.0
             nwk[w, new] += 1.0
             nk[new] += 1.0
-            for m in range(M):
-                f[m] += eta[m, new]
+            if M > 0:
+                _gram_column(eta, b, new, gram, known)
+                for k in range(K):
+                    g[k] += gram[k, new]
     return z, ndk, nwk, nk
 
 
