@@ -20,6 +20,8 @@ def test_sva_table1_quick(tmp_path):
             assert summary["n_datasets"] == 1
             assert 0.0 <= summary["accuracy_mean"] <= 100.0
     assert "paper" in out["table"] and "71.1 (5.2)" in out["table"]
+    # Without a seed the table's own seed (1) is used: the CLI passes one only when given.
+    assert numbers["settings"]["seed"] == 1
 
 
 def test_sva_table1_rejects_unknown_method(tmp_path):

@@ -264,6 +264,33 @@ def test_same_random_state_same_result():
     assert a.objective_ == b.objective_
 
 
+def test_n_init_keeps_the_lowest_objective_run():
+    # Runs share one random stream: run r of n_init=3 is the run a single fit would make
+    # after drawing the orders of runs 0..r-1. The kept run must be the one with the lowest
+    # final eq. 35 (exact equality: the same arithmetic), and never worse than n_init=1,
+    # whose run is run 0 of the stream.
+    rng = np.random.default_rng(12)
+    X, y, _ = _blobs(rng, 40, np.array([[0.0, 0.0, 0.0], [4.0, 0.0, 0.0], [0.0, 4.0, 0.0]]), spread=1.2)
+    params = dict(cluster_penalty=4.0, s=1.0, C=0.5, tol=1e-6, random_state=5)
+    single = M2DPM(**params).fit(X, y)
+    multi = M2DPM(n_init=3, **params).fit(X, y)
+    assert multi.init_objectives_.shape == (3,)
+    assert single.init_objectives_[0] == multi.init_objectives_[0]
+    assert multi.objective_[-1] == multi.init_objectives_.min()
+    assert multi.objective_[-1] <= single.objective_[-1]
+    # The problem has several local minima, so the runs really differ (else the test is void).
+    assert len(np.unique(multi.init_objectives_)) > 1
+    # The stored model is the kept run's: its eq. 35 recomputed equals the kept value.
+    Xt = multi._features(X)
+    yk = np.where(np.searchsorted(multi.classes_, y) == 1, 1.0, -1.0)
+    again = multi._objective(X, Xt, yk, multi.labels_, multi.cluster_centers_, multi._W)
+    assert again == pytest.approx(multi.objective_[-1], rel=1e-12)
+    # Deterministic given random_state.
+    repeat = M2DPM(n_init=3, **params).fit(X, y)
+    assert np.array_equal(repeat.labels_, multi.labels_)
+    assert np.array_equal(repeat.init_objectives_, multi.init_objectives_)
+
+
 @pytest.mark.parametrize(
     "params, X, y, message",
     [
@@ -275,6 +302,8 @@ def test_same_random_state_same_result():
         ({"margin": float("nan")}, None, None, "margin"),
         ({"divergence": "hellinger"}, None, None, "unknown divergence"),
         ({"max_iter": 0}, None, None, "max_iter"),
+        ({"n_init": 0}, None, None, "n_init"),
+        ({"n_init": 2.5}, None, None, "n_init"),
         ({"divergence": "kl"}, "negative", None, "nonnegative"),
         ({}, "nan", None, "NaN"),
         ({}, None, "one", "one class"),

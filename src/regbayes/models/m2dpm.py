@@ -227,8 +227,12 @@ class M2DPM(MixtureOfSVMsMixin, ClassifierMixin, BaseEstimator):
         Stop when the relative change of eq. 35 is below ``tol`` (the paper's 1e-3).
     fit_intercept : bool, default=True
         Give each component an intercept (see the module docstring for its prior).
+    n_init : int, default=1
+        Runs of Algorithm 1, each with its own random visiting orders of the z-step (the
+        start, one component, is the same); the run with the lowest eq. 35 is kept (as
+        ``n_init`` of scikit-learn's KMeans keeps the lowest inertia).
     random_state : None, int or numpy Generator
-        Seeds the visiting order of the z-step.
+        Seeds the visiting orders of the z-step (of all runs).
     progress : bool, default=False
         Show a progress bar over iterations.
 
@@ -242,7 +246,9 @@ class M2DPM(MixtureOfSVMsMixin, ClassifierMixin, BaseEstimator):
     intercept_ : (K,) or (K, n_classes); ``f_k(x) = coef_[k] @ x + intercept_[k]``
     component_sizes_ : (K,) int
     objective_ : list of float, eq. 35 after initialisation and after every iteration
-    n_iter_ : int, iterations run
+        (of the run kept)
+    n_iter_ : int, iterations of the run kept
+    init_objectives_ : (n_init,) array, the final eq. 35 of every run
     """
 
     def __init__(
@@ -256,6 +262,7 @@ class M2DPM(MixtureOfSVMsMixin, ClassifierMixin, BaseEstimator):
         max_iter=100,
         tol=1e-3,
         fit_intercept=True,
+        n_init=1,
         random_state=None,
         progress=False,
     ):
@@ -268,6 +275,7 @@ class M2DPM(MixtureOfSVMsMixin, ClassifierMixin, BaseEstimator):
         self.max_iter = max_iter
         self.tol = tol
         self.fit_intercept = fit_intercept
+        self.n_init = n_init
         self.random_state = random_state
         self.progress = progress
 
@@ -280,6 +288,7 @@ class M2DPM(MixtureOfSVMsMixin, ClassifierMixin, BaseEstimator):
         check_positive("prior_scale", self.prior_scale)
         check_positive("tol", self.tol)
         check_int("max_iter", self.max_iter, 1)
+        check_int("n_init", self.n_init, 1)
         check_choice("divergence", self.divergence, DIVERGENCES)
         if not isinstance(self.fit_intercept, (bool, np.bool_)):
             raise ValueError(f"fit_intercept must be True or False, got {self.fit_intercept!r}")
@@ -326,29 +335,51 @@ class M2DPM(MixtureOfSVMsMixin, ClassifierMixin, BaseEstimator):
 
     # ------------------------------------------------------------------ fit
     def fit(self, X, y):
-        """Run Algorithm 1 from a single component until eq. 35 changes by less than ``tol``."""
+        """Run Algorithm 1 ``n_init`` times (each until eq. 35 changes by less than ``tol``)
+        and keep the run with the lowest eq. 35."""
         X, yk = self._encode(X, y)
         rng = np.random.default_rng(self.random_state)
-        n = X.shape[0]
-
         Xt = self._features(X)
         scale_star, cost_star = self._one_example(Xt, yk)
+        # The start (one component, its exact classifier) is the same for every run.
+        W0 = self._solve_eta(Xt, yk, None)
+        bar = None
+        if self.progress:
+            from tqdm.auto import tqdm
+
+            bar = tqdm(total=int(self.max_iter) * int(self.n_init), desc="M2DPM", leave=False)
+        best, objectives = None, []
+        for _ in range(int(self.n_init)):
+            run = self._fit_once(X, Xt, yk, scale_star, cost_star, W0, rng, bar)
+            objectives.append(run[3][-1])
+            if best is None or run[3][-1] < best[3][-1]:  # ties keep the earlier run
+                best = run
+        if bar is not None:
+            bar.close()
+        z, mu, W, objective, n_iter = best
+        self.labels_ = z
+        self.n_components_ = int(mu.shape[0])
+        self.cluster_centers_ = mu
+        self.component_sizes_ = np.bincount(z, minlength=self.n_components_)
+        self.objective_ = objective
+        self.n_iter_ = n_iter
+        self.init_objectives_ = np.asarray(objectives)
+        self._store_classifiers(W, X.shape[1])
+        return self
+
+    def _fit_once(self, X, Xt, yk, scale_star, cost_star, W0, rng, bar):
+        """One run of Algorithm 1 from a single component; the z-step visits the points in
+        orders drawn from ``rng``. Returns ``(z, mu, W, objective history, iterations)``."""
+        n = X.shape[0]
         q_new = float(self.cluster_penalty) + cost_star
         code = DIVERGENCES.index(self.divergence)
         binary = self._n_classes == 2
         # Initialisation: one component holding every point, its mean and exact classifier.
         z = np.zeros(n, dtype=np.int64)
         mu = X.mean(axis=0, keepdims=True)
-        W0 = self._solve_eta(Xt, yk, None)
-        W = W0[None]
+        W = W0[None].copy()
         previous_solutions = {np.arange(n).tobytes(): W0.copy()}
         objective = [self._objective(X, Xt, yk, z, mu, W)]
-
-        bar = None
-        if self.progress:
-            from tqdm.auto import tqdm
-
-            bar = tqdm(total=int(self.max_iter), desc="M2DPM", leave=False)
         n_iter = 0
         for _ in range(int(self.max_iter)):
             n_iter += 1
@@ -393,14 +424,4 @@ class M2DPM(MixtureOfSVMsMixin, ClassifierMixin, BaseEstimator):
             previous = objective[-2]
             if abs(previous - objective[-1]) <= float(self.tol) * max(abs(previous), 1e-300):
                 break
-        if bar is not None:
-            bar.close()
-
-        self.labels_ = z
-        self.n_components_ = int(mu.shape[0])
-        self.cluster_centers_ = mu
-        self.component_sizes_ = np.bincount(z, minlength=self.n_components_)
-        self.objective_ = objective
-        self.n_iter_ = n_iter
-        self._store_classifiers(W, X.shape[1])
-        return self
+        return z, mu, W, objective, n_iter
