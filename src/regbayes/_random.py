@@ -4,10 +4,10 @@ from __future__ import annotations
 import jax
 from sklearn.utils import check_random_state
 
-# JAX's default threefry keys. XLA's RngBitGenerator ("rbg") drew the driver's noise
-# faster (SSGLD, 29 coordinates, batch 100: 23.2 instead of 27.3 µs a step), but with rbg
-# keys multi-class SSGLD on three blobs drifted away (|eta| in the hundreds, accuracy 0.46
-# against 0.93 with threefry), so the faster keys are not used.
+# JAX's default threefry keys, whose streams are the same on every backend. XLA's
+# RngBitGenerator ("rbg") draws the driver's noise faster (SSGLD, 29 coordinates, batch
+# 100: 23.2 instead of 27.3 µs a step) but its streams may differ between backends and
+# XLA versions.
 KEY_IMPL = "threefry2x32"
 
 

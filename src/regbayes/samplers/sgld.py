@@ -12,7 +12,13 @@ The kernel runs in the whitened coordinates ``u`` of :mod:`regbayes.samplers.bas
 ``preconditioner="adagrad"`` (section 5.1.2) adds AdaGrad's per-coordinate scaling from
 the accumulated squared (whitened) subgradients ``G_t = sum_{s<=t} g_s^2``:
 
-    a_t = (h_t^2 / 2) / (delta + sqrt(G_t / t)).
+    a_t = (h_t^2 / 2) / max(delta, sqrt(G_t / t)).
+
+The floor ``delta`` (default 1) matters where a coordinate's subgradient is exactly zero
+(a class absent from the minibatch, a feature that is zero in every row of it): with a
+tiny floor such a coordinate would get the step ``h^2 / (2 delta)`` and noise of that
+size. In whitened coordinates a unit-scale posterior has subgradients of RMS about 1, so
+the floor 1 means AdaGrad never moves further than plain SSGLD with the same ``h``.
 
 The preconditioner depends only on the past, so the noise stays matched to the drift
 and no correction term appears. The accumulator is divided by ``t``: AdaGrad's own
@@ -48,7 +54,7 @@ class SGLDState(NamedTuple):
 
 
 @functools.lru_cache(maxsize=None)
-def ssgld(potential: Potential, preconditioner: str | None = None, delta: float = 1e-8) -> SamplingAlgorithm:
+def ssgld(potential: Potential, preconditioner: str | None = None, delta: float = 1.0) -> SamplingAlgorithm:
     """Build the SSGLD kernel. ``preconditioner`` is ``None`` or ``"adagrad"``."""
     if preconditioner not in (None, "adagrad"):
         raise ValueError(f"unknown preconditioner {preconditioner!r}; use None or 'adagrad'")
@@ -68,7 +74,7 @@ def ssgld(potential: Potential, preconditioner: str | None = None, delta: float 
         noise = jax.random.normal(key_noise, state.position.shape, state.position.dtype)
         if preconditioner == "adagrad":
             sq = state.sq_grad_sum + g**2
-            a = 0.5 * step_size**2 / (delta + jnp.sqrt(sq / (state.count + 1.0)))
+            a = 0.5 * step_size**2 / jnp.maximum(delta, jnp.sqrt(sq / (state.count + 1.0)))
         else:
             sq = state.sq_grad_sum
             a = 0.5 * step_size**2
