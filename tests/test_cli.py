@@ -29,6 +29,15 @@ def test_reproduce_list(capsys):
     assert cli.main(["reproduce", "--list"]) == 0
     names = [line.split()[0] for line in capsys.readouterr().out.splitlines()]
     assert {"fig4", "fig5", "fig6", "fig7", "demo"} <= set(names)
+    assert {"sva-table1", "sva-table2", "sva-clusters", "isvm-table2", "medlda-fig8", "medlda-topics"} <= set(names)
+
+
+def test_reproduce_refuses_an_option_the_experiment_lacks(capsys, tmp_path):
+    assert cli.main(["reproduce", "fig4", "--k", "3", "--out", str(tmp_path)]) == 2
+    assert "'fig4' has no --k option" in capsys.readouterr().err
+    assert not any(tmp_path.iterdir())
+    assert cli.main(["reproduce", "sva-table2", "--n-datasets", "2", "--out", str(tmp_path)]) == 2
+    assert "--n-datasets" in capsys.readouterr().err
 
 
 def test_unknown_experiment_is_a_clear_error(capsys, tmp_path):

@@ -18,6 +18,7 @@ own ``--help`` and syntax errors.
 from __future__ import annotations
 
 import argparse
+import inspect
 import json
 import os
 import pickle
@@ -159,6 +160,11 @@ def _cmd_reproduce(args) -> int:
         options["k"] = args.k
     if args.n_datasets is not None:
         options["n_datasets"] = args.n_datasets
+    accepted = inspect.signature(EXPERIMENTS[args.name].run).parameters
+    for option in ("n", "k", "n_datasets"):
+        if option in options and option not in accepted:
+            flag = "--" + option.replace("_", "-")
+            return _error("reproduce", f"experiment {args.name!r} has no {flag} option")
     print(f"regbayes reproduce {args.name}: writing to {out}", file=sys.stderr)
     result = EXPERIMENTS[args.name].run(out, **options)
     print(result["table"])
