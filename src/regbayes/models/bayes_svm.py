@@ -197,10 +197,12 @@ class BayesianSVC(ClassifierMixin, BaseEstimator):
         whose momentum would blow up with an over-large T in the first steps, starts from
         ``sigma_ref``. Measured for SSGNHT on breast cancer (one chain, defaults): posterior-
         mean error 3.3-6.6% from the geometric mean, 16-27% from ``sigma_ref``, where the
-        too-small T of the first warm-up window is never grown back.
+        too-small T of the first warm-up window is never grown back. Without warm-up
+        (``n_warmup=0``) T is never re-estimated, and SSGNHT keeps the safer ``sigma_ref``
+        (from the geometric mean its default step diverged at N = 10^4).
         """
         sigma_ref = self._sigma_ref(X, n)
-        if self.sampler == "shmc":
+        if self.sampler == "shmc" or (self.sampler == "ssgnht" and self._run_lengths()[0] == 0):
             return sigma_ref
         return math.sqrt(self.prior_scale * sigma_ref)
 
