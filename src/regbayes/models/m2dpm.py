@@ -20,7 +20,8 @@ minimised by a k-means-like loop (Algorithm 1) that never increases it (Theorem 
 3. eta-step: ``eta_k <- argmin ||eta||^2 / (2 nu^2) + 2c sum_{i in k} hinge_i(eta)``.
 
 The eta-step is solved exactly (to a certified relative duality gap of 1e-9) by an
-interior-point method (:mod:`._m2dpm_kernels`). Algorithm 1 writes it as one update of the Gaussian
+interior-point method (:mod:`._m2dpm_kernels`; 1e-7, then 1e-5, where its Newton
+system turns singular to machine precision near the optimum). Algorithm 1 writes it as one update of the Gaussian
 ``eta_k <- lambda_k`` (eq. 18) with ``omega_i = c |zeta_i|``: that update minimises the
 quadratic bound ``(omega_i + c zeta_i)^2 / (2 omega_i) >= 2c (zeta_i)_+``, which touches
 the hinge at the current margins, so repeating it is a majorise-minimise (iteratively
@@ -77,6 +78,9 @@ from ._m2dpm_kernels import assignment_pass, svm_primal_qp
 from ._validation import check_choice, check_finite_features, check_int, check_positive
 
 GAP_TOL = 1e-9  # relative duality gap at which the eta-step stops
+# Looser gaps tried in turn when the interior point's Newton system turns singular to
+# machine precision near the optimum (it stops earlier, before the barrier weights blow up).
+FALLBACK_GAP_TOLS = (1e-7, 1e-5)
 
 
 class MixtureOfSVMsMixin:
@@ -142,7 +146,16 @@ class MixtureOfSVMsMixin:
         """Exact eta-step for one component; keeps ``W_old`` unless the solution is better."""
         U = 2.0 * float(self.C) * float(self.prior_scale) ** 2
         A, c = self._qp_rows(Xt, y)
-        w, primal, _, _ = svm_primal_qp(A, c, Xt.shape[0], U, GAP_TOL)
+        for tol in (GAP_TOL, *FALLBACK_GAP_TOLS):
+            try:
+                w, primal, _, _ = svm_primal_qp(A, c, Xt.shape[0], U, tol)
+                break
+            except np.linalg.LinAlgError:
+                continue
+        else:  # no tolerance worked: keep the previous classifier (eq. 35 cannot increase)
+            if W_old is None:
+                raise np.linalg.LinAlgError("the eta-step's interior point failed at every tolerance")
+            return W_old
         W = w.reshape(self._n_classes, Xt.shape[1]) if self._n_classes > 2 else w
         if W_old is not None:
             old = 0.5 * float(np.sum(W_old**2)) + U * float(self._hinge_matrix(Xt, W_old[None], y).sum())
