@@ -19,6 +19,11 @@ def check_int(name: str, value, minimum: int):
         raise ValueError(f"{name} must be an integer >= {minimum}, got {value!r}")
 
 
+def check_bool(name: str, value):
+    if not isinstance(value, (bool, np.bool_)):
+        raise ValueError(f"{name} must be True or False, got {value!r}")
+
+
 def check_choice(name: str, value, choices):
     if value not in choices:
         raise ValueError(f"unknown {name} {value!r}; choose one of {', '.join(repr(c) for c in choices)}")

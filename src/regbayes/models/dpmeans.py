@@ -24,7 +24,6 @@ from sklearn.base import BaseEstimator, ClassifierMixin
 
 from ._bregman import DIVERGENCES, divergence_to, pairwise_divergence
 from ._m2dpm_kernels import assignment_pass
-from ._validation import check_choice, check_int, check_positive
 from .m2dpm import MixtureOfSVMsMixin
 
 
@@ -78,15 +77,7 @@ class DPMeansSVC(MixtureOfSVMsMixin, ClassifierMixin, BaseEstimator):
         self.random_state = random_state
 
     def _check_params(self):
-        check_positive("cluster_penalty", self.cluster_penalty)
-        check_positive("C", self.C)
-        check_positive("margin", self.margin)
-        check_positive("prior_scale", self.prior_scale)
-        check_positive("tol", self.tol)
-        check_int("max_iter", self.max_iter, 1)
-        check_choice("divergence", self.divergence, DIVERGENCES)
-        if not isinstance(self.fit_intercept, (bool, np.bool_)):
-            raise ValueError(f"fit_intercept must be True or False, got {self.fit_intercept!r}")
+        self._check_shared_params()
 
     def _dp_means(self, X, rng):
         """Kulis & Jordan's DP-means from one cluster at the global mean.

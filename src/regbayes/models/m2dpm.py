@@ -75,7 +75,7 @@ from sklearn.utils.validation import check_is_fitted, validate_data
 
 from ._bregman import DIVERGENCES, check_divergence_domain, divergence_to, pairwise_divergence
 from ._m2dpm_kernels import assignment_pass, svm_primal_qp
-from ._validation import check_choice, check_finite_features, check_int, check_positive
+from ._validation import check_bool, check_choice, check_finite_features, check_int, check_positive
 
 GAP_TOL = 1e-9  # relative duality gap at which the eta-step stops
 # Looser gaps tried in turn when the interior point's Newton system turns singular to
@@ -87,6 +87,17 @@ class MixtureOfSVMsMixin:
     """Shared pieces of the mixtures of linear SVMs (M2DPM, DPMeansSVC): classifier
     features with the intercept, the Crammer-Singer / binary hinge, the exact per-component
     classifier (eta-step) and prediction by the nearest component mean."""
+
+    def _check_shared_params(self):
+        """Checks of the parameters both mixtures have."""
+        check_positive("cluster_penalty", self.cluster_penalty)
+        check_positive("C", self.C)
+        check_positive("margin", self.margin)
+        check_positive("prior_scale", self.prior_scale)
+        check_positive("tol", self.tol)
+        check_int("max_iter", self.max_iter, 1)
+        check_choice("divergence", self.divergence, DIVERGENCES)
+        check_bool("fit_intercept", self.fit_intercept)
 
     def _encode(self, X, y):
         """Validate ``(X, y)``; set ``classes_``; return X, the labels in the solver's coding
@@ -294,17 +305,9 @@ class M2DPM(MixtureOfSVMsMixin, ClassifierMixin, BaseEstimator):
 
     # ------------------------------------------------------------------ checks
     def _check_params(self):
-        check_positive("cluster_penalty", self.cluster_penalty)
+        self._check_shared_params()
         check_positive("s", self.s)
-        check_positive("C", self.C)
-        check_positive("margin", self.margin)
-        check_positive("prior_scale", self.prior_scale)
-        check_positive("tol", self.tol)
-        check_int("max_iter", self.max_iter, 1)
         check_int("n_init", self.n_init, 1)
-        check_choice("divergence", self.divergence, DIVERGENCES)
-        if not isinstance(self.fit_intercept, (bool, np.bool_)):
-            raise ValueError(f"fit_intercept must be True or False, got {self.fit_intercept!r}")
 
     # ------------------------------------------------------------------ model pieces
     def _one_example(self, Xt, y):

@@ -69,7 +69,7 @@ from ..samplers import ssgld
 from ..samplers.sgld import SGLDState
 from ..samplers.sgrld import sgrld_simplex_step
 from . import _lda_kernels as kern
-from ._validation import check_choice, check_int, check_positive
+from ._validation import check_bool, check_choice, check_int, check_positive
 
 SAMPLERS = ("ssgrld", "gibbs")
 MULTI_CLASS = ("auto", "ovr", "crammer_singer")
@@ -430,8 +430,7 @@ class MedLDA(ClassifierMixin, TransformerMixin, BaseEstimator):
                 check_positive(name, value)
         check_int("n_draws", self.n_draws, 1)
         check_int("n_transform_sweeps", self.n_transform_sweeps, 2)
-        if not isinstance(self.refit_classifier, (bool, np.bool_)):
-            raise ValueError(f"refit_classifier must be True or False, got {self.refit_classifier!r}")
+        check_bool("refit_classifier", self.refit_classifier)
         if self.snapshot_every is not None:
             check_int("snapshot_every", self.snapshot_every, 1)
         if self.n_jobs is not None:
