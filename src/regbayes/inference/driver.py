@@ -2,9 +2,12 @@
 
 One compiled program per (kernel, schedule, chunk capacity): a ``fori_loop`` over saved
 draws, each an inner ``fori_loop`` over ``thin`` kernel steps, ``vmap``-ed over chains;
-the loop lengths are traced, so warm-up and draws of any length share the program. The run is cut into a few chunks so that a progress bar can move, wall
-time can be recorded along the way, and divergence (a non-finite position or potential)
-is caught where it happens and reported with the step size in force there.
+the loop lengths are traced, so warm-up and draws of any length share the program (on a
+GPU, one program per distinct ``thin``: see :func:`static_thin_loops`). The run is cut
+into a few chunks so that a progress bar can move, wall time can be recorded along the
+way, and divergence (a non-finite position or potential) is caught where it happens and
+reported with the step size in force there. Every step splits the chain's key once, so
+the random stream, and hence the draws, do not depend on ``thin`` or on the chunking.
 """
 from __future__ import annotations
 
@@ -17,7 +20,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from ..samplers.base import SamplingAlgorithm
+from ..samplers.base import SamplingAlgorithm, is_fixed
 from ..schedules import Constant, Polynomial, as_schedule
 
 
@@ -42,16 +45,21 @@ class SampleResult(NamedTuple):
     final_states: object
 
 
-@functools.partial(jax.jit, static_argnames=("kernel", "schedule_fn", "capacity"))
-def _run_block(states, keys, data, t0, n_saved, thin, schedule_tree, *, kernel, schedule_fn, capacity):
+@functools.partial(jax.jit, static_argnames=("kernel", "schedule_fn", "capacity", "static_thin"))
+def _run_block(states, keys, data, t0, n_saved, thin, schedule_tree, *, kernel, schedule_fn, capacity, static_thin=None):
     """Run ``n_saved * thin`` steps per chain, keeping every ``thin``-th position.
 
     ``n_saved`` (<= ``capacity``) and ``thin`` are traced, so one compiled program serves
-    every chunk of a run: warm-up and draws, whatever their lengths. The schedule is a
-    pytree (``schedule_tree``, traced: a new step size reuses the program) or, for any
-    other callable, ``schedule_fn`` (static).
+    every chunk of a run: warm-up and draws, whatever their lengths. With ``static_thin``
+    (an int) the thinning is fixed at compile time instead and the traced ``thin`` is
+    ignored: on a GPU a loop with a traced trip count waits for the host at every
+    iteration, a loop of fixed length does not. The schedule is a pytree
+    (``schedule_tree``, traced: a new step size reuses the program) or, for any other
+    callable, ``schedule_fn`` (static).
     """
     schedule = schedule_tree if schedule_fn is None else schedule_fn
+    if static_thin is not None:
+        thin = static_thin
 
     def one_chain(state, key):
         info_shape = jax.eval_shape(lambda s, k: kernel.step(k, s, data, schedule(t0))[1], state, key)
@@ -60,23 +68,33 @@ def _run_block(states, keys, data, t0, n_saved, thin, schedule_tree, *, kernel, 
             jax.tree_util.tree_map(lambda x: jnp.zeros((capacity, *x.shape), x.dtype), info_shape),
         )
 
-        def inner(j, carry):
-            state, key, t, accept, n_eval = carry
-            key, sub = jax.random.split(key)
-            state, info = kernel.step(sub, state, data, schedule(t))
-            return state, key, t + 1.0, accept + info.acceptance, n_eval + info.n_evaluated
-
         def outer(i, carry):
             state, key, t, (pos_buf, info_buf) = carry
+
+            def inner(j, carry):
+                # Only what changes is carried: the step index is the loop's own counter,
+                # and a constant acceptance or row count (``is_fixed``) is not summed step
+                # by step (on a GPU every carried update is one more kernel per step).
+                state, key, accept, n_eval = carry
+                key, sub = jax.random.split(key)
+                state, info = kernel.step(sub, state, data, schedule(t + j))
+                accept = accept if is_fixed(info.acceptance) else accept + info.acceptance
+                n_eval = n_eval if is_fixed(info.n_evaluated) else n_eval + info.n_evaluated
+                return state, key, accept, n_eval
+
             zero_info = jax.tree_util.tree_map(lambda x: jnp.zeros(x.shape, x.dtype), info_shape)
             # The first thin - 1 steps drop the step's potential (the compiler then skips
             # computing it); only the kept step's potential is recorded.
-            start = (state, key, t, zero_info.acceptance, zero_info.n_evaluated)
-            state, key, t, accept, n_eval = jax.lax.fori_loop(0, thin - 1, inner, start)
+            start = (state, key, zero_info.acceptance, zero_info.n_evaluated)
+            state, key, accept, n_eval = jax.lax.fori_loop(0, thin - 1, inner, start)
+            t = t + (thin - 1)
             key, sub = jax.random.split(key)
             state, last = kernel.step(sub, state, data, schedule(t))
             t = t + 1.0
-            info = last._replace(acceptance=(accept + last.acceptance) / thin, n_evaluated=n_eval + last.n_evaluated)
+            info = last._replace(
+                acceptance=last.acceptance if is_fixed(last.acceptance) else (accept + last.acceptance) / thin,
+                n_evaluated=thin * last.n_evaluated if is_fixed(last.n_evaluated) else n_eval + last.n_evaluated,
+            )
             pos_buf = pos_buf.at[i].set(state.position)
             info_buf = jax.tree_util.tree_map(lambda b, v: b.at[i].set(v), info_buf, info)
             return state, key, t, (pos_buf, info_buf)
@@ -89,6 +107,22 @@ def _run_block(states, keys, data, t0, n_saved, thin, schedule_tree, *, kernel, 
         out = one_chain(squeeze(states), keys[0])
         return jax.tree_util.tree_map(lambda x: x[None], out)
     return jax.vmap(one_chain)(states, keys)
+
+
+STATIC_THIN: bool | None = None
+
+
+def static_thin_loops() -> bool:
+    """Whether programs fix ``thin`` at compile time (``STATIC_THIN``; by default, off the CPU).
+
+    On the CPU one program with a traced ``thin`` serves a whole run. On a GPU a loop with
+    a traced trip count waits for the host at every iteration, so there each distinct
+    ``thin`` of a run (usually the draws' and 1) gets its own program. The draws are the
+    same either way.
+    """
+    if STATIC_THIN is not None:
+        return bool(STATIC_THIN)
+    return jax.default_backend() != "cpu"
 
 
 def _chunks(total: int, n_chunks: int) -> list[int]:
@@ -218,15 +252,18 @@ def sample(
     capacity = max(1, math.ceil(max(n_draws, min(n_warmup, 200)) / max(1, n_chunks)))
     int_zero = jnp.asarray(0, jnp.int32)
 
-    def program():
+    static_thin = static_thin_loops()
+
+    def program(step_thin):
         nonlocal compile_seconds
-        if "program" not in compiled_cache:
+        name = step_thin if static_thin else None
+        if name not in compiled_cache:
             t0 = jnp.asarray(0.0, jnp.float32)
-            static = dict(kernel=kernel, schedule_fn=schedule_fn, capacity=capacity)
+            static = dict(kernel=kernel, schedule_fn=schedule_fn, capacity=capacity, static_thin=name)
             args = (states, keys, data, t0, int_zero, int_zero, schedule_tree)
-            compiled_cache["program"], seconds = _compile(*args, **static)
+            compiled_cache[name], seconds = _compile(*args, **static)
             compile_seconds += seconds
-        return compiled_cache["program"]
+        return compiled_cache[name]
 
     def run_phase(states, keys, n_steps, thin_, save, n_pieces):
         """Run ``n_steps`` kernel steps, keeping every ``thin_``-th position when ``save``.
@@ -235,14 +272,15 @@ def sample(
         """
         nonlocal elapsed, t
         if not save:
-            thin_ = max(1, n_steps // (capacity * max(1, n_pieces)))
+            # with programs per thin, reuse the draws' program rather than compile another
+            thin_ = min(thin, n_steps) if static_thin else max(1, n_steps // (capacity * max(1, n_pieces)))
         parts, infos_out, wall = [], [], []
         recorded_steps.clear()
         plan = [(size, thin_) for size in _chunks(n_steps // thin_, max(n_pieces, math.ceil(n_steps / thin_ / capacity)))]
         if n_steps % thin_:
             plan.append((n_steps % thin_, 1))
         for size, step_thin in plan:
-            run_chunk = program()
+            run_chunk = program(step_thin)
             start = time.perf_counter()
             states, keys, (positions, infos) = run_chunk(
                 states,

@@ -139,8 +139,8 @@ def _initial_eta_state(n_classifiers, n_topics, prior_scale, crammer_singer):
     zeros = np.zeros((M, K))
     floor = np.full((M, K), 1.0 / prior_scale**2)
     if crammer_singer:
-        return SGLDState(zeros, floor, np.float64(1.0), np.ones(M * K))
-    return SGLDState(zeros, floor, np.ones(M), np.ones((M, K)))
+        return SGLDState(zeros, floor, np.ones((M, K)), np.ones(M * K))
+    return SGLDState(zeros, floor, np.ones((M, K)), np.ones((M, K)))
 
 
 def _eta_norm_bound(n_docs, n_classifiers, n_topics, n_hinges, C, margin, prior_scale):

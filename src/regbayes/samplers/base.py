@@ -4,6 +4,7 @@ from __future__ import annotations
 from typing import Any, Callable, NamedTuple
 
 import jax.numpy as jnp
+import numpy as np
 
 
 class Potential(NamedTuple):
@@ -49,7 +50,24 @@ class SamplingAlgorithm(NamedTuple):
 
 
 def nan_like(x):
-    return jnp.full((), jnp.nan, dtype=jnp.result_type(x))
+    """A NaN of ``x``'s dtype, as a constant: the driver sees that it never changes."""
+    return np.full((), np.nan, dtype=jnp.result_type(x))
+
+
+def fixed_count(n: int):
+    """``n`` as a constant of JAX's default integer dtype (for ``StepInfo.n_evaluated``).
+
+    A kernel that evaluates the same number of rows every step reports it this way, so
+    that the driver can multiply instead of adding it up step by step.
+    """
+    if isinstance(n, (int, np.integer)):
+        return np.asarray(n, dtype=jnp.result_type(int))
+    return jnp.asarray(n)  # traced (a count that depends on the data)
+
+
+def is_fixed(x) -> bool:
+    """Whether a ``StepInfo`` field is a constant (NumPy) rather than a traced value."""
+    return isinstance(x, (np.ndarray, np.generic))
 
 
 # --- Linear reparameterisation shared by the kernels -------------------------------

@@ -39,6 +39,7 @@ from .base import (
     Potential,
     SamplingAlgorithm,
     StepInfo,
+    fixed_count,
     identity_transform,
     nan_like,
     transform_apply,
@@ -48,8 +49,8 @@ from .base import (
 
 class SGLDState(NamedTuple):
     position: jnp.ndarray
-    sq_grad_sum: jnp.ndarray  # AdaGrad accumulator (zeros when unused)
-    count: jnp.ndarray
+    sq_grad_sum: jnp.ndarray  # AdaGrad accumulator G_t (zeros when unused)
+    count: jnp.ndarray  # steps t in G_t, one per coordinate: updated in the same fused loop as G_t
     transform: jnp.ndarray
 
 
@@ -61,11 +62,10 @@ def ssgld(potential: Potential, preconditioner: str | None = None, delta: float 
 
     def init(key, position, data):
         del key, data
-        zero = jnp.zeros((), position.dtype)
-        return SGLDState(position, jnp.zeros_like(position), zero, identity_transform(position))
+        return SGLDState(position, jnp.zeros_like(position), jnp.zeros_like(position), identity_transform(position))
 
     def adapt(state, transform):
-        return state._replace(sq_grad_sum=jnp.zeros_like(state.sq_grad_sum), count=0.0 * state.count, transform=transform)
+        return state._replace(sq_grad_sum=jnp.zeros_like(state.sq_grad_sum), count=jnp.zeros_like(state.count), transform=transform)
 
     def step(key, state, data, step_size):
         key_batch, key_noise = jax.random.split(key)
@@ -73,15 +73,15 @@ def ssgld(potential: Potential, preconditioner: str | None = None, delta: float 
         g = transform_apply_t(state.transform, g_theta)
         noise = jax.random.normal(key_noise, state.position.shape, state.position.dtype)
         if preconditioner == "adagrad":
-            sq = state.sq_grad_sum + g**2
-            a = 0.5 * step_size**2 / jnp.maximum(delta, jnp.sqrt(sq / (state.count + 1.0)))
+            sq, count = state.sq_grad_sum + g**2, state.count + 1.0
+            a = 0.5 * step_size**2 / jnp.maximum(delta, jnp.sqrt(sq / count))
         else:
-            sq = state.sq_grad_sum
+            sq, count = state.sq_grad_sum, state.count
             a = 0.5 * step_size**2
         move = -a * g + jnp.sqrt(2.0 * a) * noise
         position = state.position + transform_apply(state.transform, move)
         n_eval = potential.batch_size or potential.n_data(data)
-        info = StepInfo(u, nan_like(u), jnp.asarray(n_eval))
-        return SGLDState(position, sq, state.count + 1.0, state.transform), info
+        info = StepInfo(u, nan_like(u), fixed_count(n_eval))
+        return SGLDState(position, sq, count, state.transform), info
 
     return SamplingAlgorithm(init, step, "ssgld", adapt)

@@ -22,6 +22,7 @@ from .base import (
     Potential,
     SamplingAlgorithm,
     StepInfo,
+    fixed_count,
     identity_transform,
     nan_like,
     transform_apply,
@@ -60,7 +61,7 @@ def ssgnht(potential: Potential, diffusion: float = 1.0) -> SamplingAlgorithm:
         position = state.position + h * transform_apply(state.transform, r)
         xi = state.thermostat + h * (jnp.mean(r**2) - 1.0)
         n_eval = potential.batch_size or potential.n_data(data)
-        info = StepInfo(u, nan_like(u), jnp.asarray(n_eval))
+        info = StepInfo(u, nan_like(u), fixed_count(n_eval))
         return SGNHTState(position, r, xi, state.transform), info
 
     return SamplingAlgorithm(init, step, "ssgnht", adapt)
