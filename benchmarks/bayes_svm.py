@@ -576,7 +576,15 @@ def bench_size(n, args, hyper):
             runners[sampler] = throughput_regbayes(sampler, X, data32, bs, step_override.get(sampler), t_steps, t_thin, hyper)
     runners["blackjax_sgld"] = throughput_blackjax(data32, bs, bj_step, t_steps, t_thin)
     runners["blackjax_sgld_rbg"] = throughput_blackjax(data32, bs, bj_step, t_steps, t_thin, key_impl="rbg")
-    thr = {k: {"wall": [], "cpu": []} for k in ("ssgld", "ssgnht", "blackjax_sgld", "blackjax_sgld_rbg")}
+    # the same pair at BayesianSVC's default thinning for SSGLD (what a default fit runs)
+    from regbayes.models.bayes_svm import DEFAULT_THIN
+
+    d_thin = DEFAULT_THIN["ssgld"]
+    if not res["methods"]["ssgld"].get("failed"):
+        runners["ssgld_default_thin"] = throughput_regbayes("ssgld", X, data32, bs, step_override.get("ssgld"), t_steps, d_thin, hyper)
+    runners["blackjax_sgld_default_thin"] = throughput_blackjax(data32, bs, bj_step, t_steps, d_thin)
+    names = ("ssgld", "ssgnht", "blackjax_sgld", "blackjax_sgld_rbg", "ssgld_default_thin", "blackjax_sgld_default_thin")
+    thr = {k: {"wall": [], "cpu": []} for k in names}
     for r in range(args.repeats + 1):
         for name in list(runners):
             try:
@@ -600,6 +608,7 @@ def bench_size(n, args, hyper):
     }
     res["throughput"]["steps_per_run"] = t_steps
     res["throughput"]["thin"] = t_thin
+    res["throughput"]["default_thin"] = d_thin
     log(f"N={n}: throughput " + ", ".join(f"{k} {fmt(res['throughput'][k]['median_it_per_s'], '.4g')}" for k in thr))
 
     # --- NUTS
@@ -636,6 +645,11 @@ def bench_size(n, args, hyper):
         "ssgld_over_blackjax_it_per_s_best": thr["ssgld"]["best_it_per_s"] / thr["blackjax_sgld"]["best_it_per_s"] if ok else None,
         "ssgld_over_blackjax_it_per_cpu_s": thr["ssgld"]["median_it_per_cpu_s"] / thr["blackjax_sgld"]["median_it_per_cpu_s"] if ok else None,
         "ssgld_over_blackjax_it_per_s_main_run": m["ssgld"]["it_per_s"] / m["blackjax_sgld"]["it_per_s"] if ok else None,
+        "ssgld_over_blackjax_it_per_s_default_thin": (
+            thr["ssgld_default_thin"]["median_it_per_s"] / thr["blackjax_sgld_default_thin"]["median_it_per_s"]
+            if ok and thr.get("ssgld_default_thin", {}).get("median_it_per_s")
+            else None
+        ),
     }
     g = m["gibbs"]["tta_s"]
     for s in ("ssgld", "ssgnht", "blackjax_sgld"):
@@ -833,6 +847,9 @@ def markdown(results):
             f"÷ BlackJAX with rbg keys: {fmt(ra['ssgld_over_blackjax_rbg_it_per_s'], '.2f')}; medians of wall time; per CPU-second: "
             f"{fmt(ra['ssgld_over_blackjax_it_per_cpu_s'], '.2f')}; best runs: "
             f"{fmt(ra['ssgld_over_blackjax_it_per_s_best'], '.2f')}; main runs: {fmt(ra['ssgld_over_blackjax_it_per_s_main_run'], '.2f')}).  "
+            f"At BayesianSVC's default thin {thr.get('default_thin', '—')}: SSGLD {fmt(thr.get('ssgld_default_thin', {}).get('median_it_per_s'), '.4g')} it/s, "
+            f"BlackJAX SGLD {fmt(thr.get('blackjax_sgld_default_thin', {}).get('median_it_per_s'), '.4g')} it/s, "
+            f"**SSGLD ÷ BlackJAX it/s = {fmt(ra.get('ssgld_over_blackjax_it_per_s_default_thin'), '.2f')}**.  "
             f"**Gibbs TTA ÷ SSGLD TTA = {fmt(ra['gibbs_tta_over_ssgld_tta_best'], '.3g')}**, "
             f"Gibbs TTA ÷ SSGNHT TTA = {fmt(ra['gibbs_tta_over_ssgnht_tta_best'], '.3g')}, "
             f"Gibbs TTA ÷ BlackJAX SGLD TTA = {fmt(ra['gibbs_tta_over_blackjax_sgld_tta_best'], '.3g')} "

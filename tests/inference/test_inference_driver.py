@@ -114,3 +114,30 @@ def test_divergence_raises_with_a_step_size_hint(n_warmup):
 def test_invalid_arguments_are_rejected(kwargs):
     with pytest.raises(ValueError):
         run(**kwargs)
+
+
+@pytest.mark.parametrize("kernel_name", ["ssgld", "shmc"])
+def test_programs_with_a_fixed_thin_give_the_same_draws(monkeypatch, kernel_name):
+    """On a GPU every distinct thin gets its own program with fixed-length loops
+    (``STATIC_THIN``); draws, potentials, acceptance and row counts must not change.
+    Warm-up with adaptation (150 steps) runs several phases with their own thinning."""
+    from regbayes.inference import driver
+    from regbayes.samplers import shmc
+
+    kernel = ssgld(build_potential(None)) if kernel_name == "ssgld" else shmc(build_potential(None), 3, True)
+    init = jnp.linspace(-1.0, 1.0, N_CHAINS, dtype=jnp.float32)[:, None]
+
+    def go():
+        return sample(kernel, make_data(), init, jax.random.key(4), n_warmup=150, n_draws=30, thin=7, step_size=0.3, n_chunks=3)
+
+    monkeypatch.setattr(driver, "STATIC_THIN", False)
+    traced = go()
+    monkeypatch.setattr(driver, "STATIC_THIN", True)
+    fixed = go()
+    np.testing.assert_allclose(fixed.positions, traced.positions, rtol=1e-6, atol=1e-6)
+    np.testing.assert_allclose(fixed.potential, traced.potential, rtol=1e-6)
+    np.testing.assert_allclose(fixed.acceptance, traced.acceptance, rtol=1e-6)
+    np.testing.assert_array_equal(fixed.n_evaluated, traced.n_evaluated)
+    np.testing.assert_array_equal(fixed.n_evaluated, 7 * N_ROWS * (1 if kernel_name == "ssgld" else 3))
+    if kernel_name == "shmc":  # a traced acceptance: averaged over the 7 steps behind a draw
+        assert np.all((traced.acceptance >= 0) & (traced.acceptance <= 1)) and np.ptp(traced.acceptance) > 0
