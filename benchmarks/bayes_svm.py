@@ -229,7 +229,8 @@ def throughput_regbayes(sampler, X, data, batch_size, step_size, n_steps, thin, 
         # the starting scale BayesianSVC.fit hands the driver (whitened coordinates)
         from regbayes import BayesianSVC
 
-        model = BayesianSVC(sampler=sampler, batch_size=batch_size, step_size=step_size, **hyper)
+        # these runs have no warm-up: the start BayesianSVC uses for n_warmup=0
+        model = BayesianSVC(sampler=sampler, batch_size=batch_size, step_size=step_size, n_warmup=0, **hyper)
         scale = getattr(model, "_initial_scale", None)
         extra["initial_scale"] = scale(X, X.shape[0]) if scale else sigma_ref(X, hyper["C"], hyper["prior_scale"])
 
