@@ -298,12 +298,14 @@ def sample(
             )
             jax.block_until_ready(states)
             seconds = time.perf_counter() - start
-            positions = positions[:, :size]
-            infos = jax.tree_util.tree_map(lambda x: x[:, :size], infos)
+            # to the host first, then slice: slicing on the device would dispatch (and for
+            # each new chunk size compile) small programs of its own
+            positions = np.asarray(positions)[:, :size]
+            infos = jax.tree_util.tree_map(lambda x: np.asarray(x)[:, :size], infos)
             _check_finite(positions, infos.potential, t, t + size * step_thin, schedule, kernel.name)
             if save:
-                parts.append(np.asarray(positions))
-            infos_out.append(jax.tree_util.tree_map(np.asarray, infos))
+                parts.append(positions)
+            infos_out.append(infos)
             wall.append(elapsed + seconds * np.arange(1, size + 1) / size)
             recorded_steps.append(t + step_thin * np.arange(1, size + 1) - 1)
             elapsed += seconds
