@@ -130,11 +130,5 @@ class DPMeansSVC(MixtureOfSVMsMixin, ClassifierMixin, BaseEstimator):
         for k in range(mu.shape[0]):
             members = np.flatnonzero(z == k)
             W.append(self._solve_eta(Xt[members], yk[members], None))
-        self.labels_ = z
-        self.n_components_ = int(mu.shape[0])
-        self.cluster_centers_ = mu
-        self.component_sizes_ = np.bincount(z, minlength=self.n_components_)
-        self.objective_ = objective
-        self.n_iter_ = n_iter
-        self._store_classifiers(np.stack(W), X.shape[1])
+        self._store_fit(z, mu, np.stack(W), objective, n_iter, X.shape[1])
         return self

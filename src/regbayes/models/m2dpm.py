@@ -174,6 +174,17 @@ class MixtureOfSVMsMixin:
                 return W_old
         return W
 
+    def _store_fit(self, z, mu, W, objective, n_iter, n_features):
+        """The fitted attributes both mixtures share: assignments, components, eq. 35
+        per iteration, and the per-component classifiers."""
+        self.labels_ = z
+        self.n_components_ = int(mu.shape[0])
+        self.cluster_centers_ = mu
+        self.component_sizes_ = np.bincount(z, minlength=self.n_components_)
+        self.objective_ = objective
+        self.n_iter_ = n_iter
+        self._store_classifiers(W, n_features)
+
     def _store_classifiers(self, W, n_features):
         """``coef_`` and ``intercept_`` in the original coordinates from the weights on x~."""
         self._W = W
@@ -373,14 +384,8 @@ class M2DPM(MixtureOfSVMsMixin, ClassifierMixin, BaseEstimator):
         if bar is not None:
             bar.close()
         z, mu, W, objective, n_iter = best
-        self.labels_ = z
-        self.n_components_ = int(mu.shape[0])
-        self.cluster_centers_ = mu
-        self.component_sizes_ = np.bincount(z, minlength=self.n_components_)
-        self.objective_ = objective
-        self.n_iter_ = n_iter
+        self._store_fit(z, mu, W, objective, n_iter, X.shape[1])
         self.init_objectives_ = np.asarray(objectives)
-        self._store_classifiers(W, X.shape[1])
         return self
 
     def _fit_once(self, X, Xt, yk, scale_star, cost_star, W0, rng, bar):
