@@ -73,6 +73,15 @@ def _draw(weights, K, state):
     return K - 1, state
 
 
+@numba.njit(inline="always")
+def _times_lda_weights(out, top, ndk_minus, nwk_minus_w, nk_minus, alpha, beta, vbeta):
+    """``out`` holds log-likelihood terms with maximum ``top``: turn them into the token's
+    unnormalised topic weights, the collapsed LDA factor times ``exp(out - top)``."""
+    for k in range(out.shape[0]):
+        out[k] = (ndk_minus[k] + alpha) * (nwk_minus_w[k] + beta) / (nk_minus[k] + vbeta) * np.exp(out[k] - top)
+    return out
+
+
 @numba.njit(cache=True)
 def augmented_token_weights(ndk_minus, nwk_minus_w, nk_minus, n_d, f_minus, eta, y_sign, inv_omega,
                             alpha, beta, vbeta, C, margin, out):
@@ -99,9 +108,7 @@ def augmented_token_weights(ndk_minus, nwk_minus_w, nk_minus, n_d, f_minus, eta,
         out[k] = s
         if s > top:
             top = s
-    for k in range(K):
-        out[k] = (ndk_minus[k] + alpha) * (nwk_minus_w[k] + beta) / (nk_minus[k] + vbeta) * np.exp(out[k] - top)
-    return out
+    return _times_lda_weights(out, top, ndk_minus, nwk_minus_w, nk_minus, alpha, beta, vbeta)
 
 
 @numba.njit(cache=True)
@@ -159,9 +166,7 @@ def augmented_token_weights_gram(ndk_minus, nwk_minus_w, nk_minus, linear, quadr
         out[k] = s
         if s > top:
             top = s
-    for k in range(K):
-        out[k] = (ndk_minus[k] + alpha) * (nwk_minus_w[k] + beta) / (nk_minus[k] + vbeta) * np.exp(out[k] - top)
-    return out
+    return _times_lda_weights(out, top, ndk_minus, nwk_minus_w, nk_minus, alpha, beta, vbeta)
 
 
 @numba.njit(cache=True)
