@@ -19,7 +19,7 @@ from sklearn.decomposition import LatentDirichletAllocation
 from sklearn.utils.estimator_checks import parametrize_with_checks
 
 from regbayes.datasets.topic_corpus import make_topic_corpus
-from regbayes.models.medlda import MedLDA, perplexity_from
+from regbayes.models.medlda import REFIT_RUNS, MedLDA, _to_proportion_units, perplexity_from
 
 K = 5
 COMMON = dict(n_topics=K, alpha=0.1, beta=0.05, C=10.0, random_state=0)
@@ -131,8 +131,12 @@ def test_multiclass_both_formulations():
         # the majority class holds 53 % of the test documents; measured 0.905 for both
         # formulations, 0.7 is 7 binomial standard errors (0.02 on 200 documents) below
         assert model.score(X[400:], y[400:]) >= 0.7
+    # Gibbs MedLDA trains one-vs-rest; by default its refitted prediction classifier is Crammer-Singer
+    gibbs = MedLDA(n_topics=4, alpha=0.1, beta=0.05, C=10.0, sampler="gibbs", n_iter=30, random_state=0).fit(X[:400], y[:400])
+    assert gibbs.coef_.shape == (3, 4) and gibbs.coef_samples_.shape[0] == REFIT_RUNS["ssgld"]["n_draws"]
+    assert gibbs.score(X[400:], y[400:]) >= 0.7  # same threshold and reasoning as above
     with pytest.raises(ValueError, match="Crammer-Singer"):
-        MedLDA(sampler="gibbs", multi_class="crammer_singer").fit(X[:50], y[:50])
+        MedLDA(sampler="gibbs", multi_class="crammer_singer", refit_classifier=False).fit(X[:50], y[:50])
 
 
 def test_raw_texts_use_a_count_vectorizer_without_stop_words():
@@ -226,7 +230,7 @@ def test_callback_sees_progress_and_can_stop(corpus):
     model = MedLDA(sampler="ssgrld", n_iter=50, batch_size=50, callback=callback, **COMMON).fit(Xtr, ytr)
     assert [s[0] for s in seen] == [1, 2, 3, 4]
     assert seen[-1][1:] == (200, (K, 200), (1, K))
-    assert len(model.trace_["iteration"]) == 4 and model.coef_samples_.shape[0] == 1
+    assert len(model.trace_["iteration"]) == 4 and model.topic_word_samples_.shape[0] == 1
 
 
 # ---------------------------------------------------------------- scikit-learn's shared checks
@@ -315,14 +319,14 @@ def test_padding_rows_leaves_the_ssgrld_update_unchanged():
 # ---------------------------------------------------------------- many classes, eq. 21, divergence
 def test_crammer_singer_with_many_classes_stays_bounded_and_predicts():
     """Ten unbalanced classes (1 to 168 training documents): classes missing from a minibatch
-    must not get an unbounded classifier step. Measured (seed 0): accuracy 0.87, max |eta| 5.3
+    must not get an unbounded classifier step (the eta of training, so no refit). Measured (seed 0): accuracy 0.87, max |eta| 5.3
     over the kept draws; before AdaGrad's accumulator had a floor, 0.25 (below the majority
     class's 0.28) with |eta| up to 1.3e4. 0.6 is 13 binomial standard errors (0.02 on 400
     documents) below 0.87 and 16 above the majority rate; |eta| < 20 is 20 prior standard
     deviations."""
     X, y, _, _ = make_topic_corpus(n_docs=1000, n_topics=10, n_words=200, doc_length=50, n_classes=10, random_state=0)
     model = MedLDA(n_topics=10, alpha=0.1, beta=0.05, C=10.0, multi_class="crammer_singer", sampler="ssgrld",
-                   n_iter=100, batch_size=50, random_state=0).fit(X[:600], y[:600])
+                   n_iter=100, batch_size=50, refit_classifier=False, random_state=0).fit(X[:600], y[:600])
     assert np.abs(model.coef_samples_).max() < 20.0
     assert model.score(X[600:], y[600:]) >= 0.6
 
@@ -373,16 +377,31 @@ def test_divergence_raises_instead_of_returning_huge_weights(corpus):
         MedLDA(sampler="ssgrld", n_iter=20, batch_size=50, classifier_step_size=1e4, **COMMON).fit(Xtr, ytr)
 
 
-def test_refit_classifier_redraws_eta_on_label_free_topic_proportions(corpus):
-    """``refit_classifier`` replaces each kept eta_s by Gibbs-classifier draws on the training
-    documents' label-free E[zbar | Phi_s]; the topics are untouched (same random_state, same
-    Phi draws) and the refitted classifier still predicts (measured 0.96-0.97; threshold as in
-    test_topics_recovered_and_labels_predicted)."""
+def test_refit_classifier_samples_eta_on_label_free_topic_proportions(corpus):
+    """``refit_classifier`` samples the classifier anew on the training documents' label-free
+    topic proportions; the topics are untouched (same random_state, same Phi draws), the
+    draws vote on ``transform`` of new documents, and the refitted classifier predicts
+    (measured 0.96-0.97; threshold as in test_topics_recovered_and_labels_predicted)."""
     Xtr, ytr, Xte, yte, _, _ = corpus
     params = dict(sampler="gibbs", n_iter=10, **COMMON)
     plain = MedLDA(refit_classifier=False, **params).fit(Xtr, ytr)
     refitted = MedLDA(refit_classifier=True, **params).fit(Xtr, ytr)
     np.testing.assert_array_equal(plain.topic_word_samples_, refitted.topic_word_samples_)
-    assert not np.allclose(plain.coef_samples_, refitted.coef_samples_)
+    assert plain.coef_samples_.shape[0] == plain.topic_word_samples_.shape[0]
+    assert refitted.coef_samples_.shape == (REFIT_RUNS["gibbs"]["n_draws"], 1, COMMON["n_topics"])
     assert "refit_seconds" not in plain.trace_ and refitted.trace_["refit_seconds"] > 0
+    np.testing.assert_allclose(refitted.decision_function(Xte), refitted.transform(Xte) @ refitted.coef_[0], atol=1e-10)
     assert refitted.score(Xte, yte) >= 0.93
+
+
+def test_refit_draws_fold_the_standardisation_into_eta():
+    """eta from :func:`_to_proportion_units` gives the standardised classifier's discriminant
+    on every point of the simplex (exact up to rounding)."""
+    rng = np.random.default_rng(0)
+    S, M, K = 3, 4, 6
+    w, b = rng.normal(size=(S, M, K)), rng.normal(size=(S, M))
+    mean, scale = rng.dirichlet(np.ones(K)), rng.uniform(0.05, 0.3, size=K)
+    x = rng.dirichlet(np.ones(K), size=20)
+    eta = _to_proportion_units(w, b, mean, scale)
+    expected = np.einsum("smk,dk->sdm", w, (x - mean) / scale) + b[:, None, :]
+    np.testing.assert_allclose(np.einsum("smk,dk->sdm", eta, x), expected, rtol=1e-12, atol=1e-12)
