@@ -24,6 +24,19 @@ def test_sva_table1_quick(tmp_path):
     assert numbers["settings"]["seed"] == 1
 
 
+def test_sva_table1_m2dpm_grid_crosses_refit_cells():
+    # Setting I's grid offers every (s, lambda, c) without and with refit_cells, the plain
+    # fits first (the CV keeps the first of equal scores); Setting II's grid has no refit.
+    grid = sva_table1._m2dpm_grid(sva_table1.M2DPM_GRID["I"])
+    plain = [c for c in grid if not c.get("refit_cells", False)]
+    refit = [c for c in grid if c.get("refit_cells", False)]
+    assert len(plain) == len(refit) == len(grid) // 2
+    assert grid[: len(plain)] == plain
+    assert [{k: v for k, v in c.items() if k != "refit_cells"} for c in refit] == plain
+    assert all(c["cluster_penalty"] / c["s"] in (5.0, 7.0, 10.0) for c in grid)
+    assert not any("refit_cells" in c for c in sva_table1._m2dpm_grid(sva_table1.M2DPM_GRID["II"]))
+
+
 def test_sva_table1_rejects_unknown_method(tmp_path):
     with pytest.raises(ValueError, match="unknown method"):
         sva_table1.run(tmp_path, quick=True, methods=("SVM-light",))
