@@ -308,7 +308,8 @@ class MedLDA(ClassifierMixin, TransformerMixin, BaseEstimator):
     n_draws : int, default=5
         Posterior draws of (Phi, eta) kept for prediction, evenly spaced over the second
         half of the run. ``predict_proba`` gives the Gibbs classifier's vote fractions over
-        them; ``predict`` the class with most votes (ties: larger mean discriminant).
+        the draws of eta (these, or the refitted classifier's: ``refit_classifier``);
+        ``predict`` the class with most votes (ties: larger mean discriminant).
     n_transform_sweeps : int, default=20
         Gibbs sweeps with Phi fixed used by ``transform``/``predict`` per draw; the first
         half is burn-in, the second half averaged.
@@ -735,7 +736,7 @@ class MedLDA(ClassifierMixin, TransformerMixin, BaseEstimator):
 
             classifier = BayesianSVC(
                 C=self.C, margin=self.margin, prior_scale=self.prior_scale, sampler="ssgld",
-                batch_size=min(100, len(codes)), random_state=seed, **REFIT_RUNS["ssgld"],
+                batch_size=min(100, len(codes)), random_state=seed, progress=self.progress, **REFIT_RUNS["ssgld"],
             ).fit(standardised, codes)
             w, b = classifier.coef_samples_, classifier.intercept_samples_
         else:
