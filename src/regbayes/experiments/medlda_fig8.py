@@ -374,7 +374,11 @@ def _markdown(data, k, table, summary, runs, seconds):
     if summary.get("reference_accuracy") is not None:
         tol = 100 * summary["tolerance"]
         lines += [
-            f"Gibbs MedLDA's final accuracy (mean of its last 3 snapshots): {summary['reference_accuracy']:.4f}. "
+            "Curves and the comparison below use each snapshot's own eta of training (the papers' "
+            "prediction rule, `staged_predict`); the table's final accuracy is `predict`'s, which "
+            "with `refit_classifier` (default) uses a classifier refitted on label-free topic "
+            "proportions. "
+            f"Gibbs MedLDA's final snapshot accuracy (mean of its last 3 snapshots): {summary['reference_accuracy']:.4f}. "
             f"Gibbs stays within {tol:g} point(s) of it from {summary['gibbs_docs']} documents / "
             f"{_s(summary['gibbs_seconds'])}; SSGRLD stays at or above it minus {tol:g} point(s) from "
             f"{summary['ssgrld_docs']} documents / {_s(summary['ssgrld_seconds'])} "
