@@ -316,11 +316,11 @@ class MedLDA(ClassifierMixin, TransformerMixin, BaseEstimator):
     refit_classifier : bool, default=True
         After sampling, sample the classifier anew on the training documents' label-free
         topic proportions -- :meth:`transform`'s features, the ones ``predict`` computes for
-        new documents -- standardised per topic, with a
-        :class:`~regbayes.models.bayes_svm.BayesianSVC` of this model's ``C``, ``margin``
-        and ``prior_scale`` and an intercept (``REFIT_RUNS``: SSGLD with the
-        Crammer–Singer hinge for three or more classes, else Gibbs with data augmentation,
-        one-vs-rest under ``multi_class="ovr"``). Its draws, folded back into
+        new documents -- standardised per topic, with this model's ``C``, ``margin`` and
+        ``prior_scale`` and an intercept (``REFIT_RUNS``): SSGLD with the Crammer–Singer
+        hinge (:class:`~regbayes.models.bayes_svm.BayesianSVC`) for three or more classes,
+        else Gibbs with data augmentation (one binary classifier, or one per class under
+        ``multi_class="ovr"``). Its draws, folded back into
         topic-proportion units (``coef_samples_``), vote on :meth:`transform` of new
         documents. A departure from the papers, which predict with the eta of training:
         that eta separates features shaped by the labels (eq. 13/22 pulls each training
