@@ -47,6 +47,7 @@ def test_fig8_quick_end_to_end(tmp_path):
     assert gibbs["n_docs"][0] == settings["n_train"] * gibbs["iterations"][0]
     assert ssgrld["n_docs"][0] == 20 * ssgrld["iterations"][0]
     assert runs["baseline"]["batch_accuracy"] > majority + 0.15
+    assert runs["baseline"]["batch_bayes_svm_accuracy"] > majority + 0.15
     assert len(runs["baseline"]["online"]["accuracy"]) > 3
     summary = numbers["target_summary"]
     assert summary["reference_accuracy"] == pytest.approx(np.mean(gibbs["accuracy"][-3:]))

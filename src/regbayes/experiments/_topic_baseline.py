@@ -14,7 +14,10 @@ al. 2014), built from scikit-learn:
 :func:`lda_svm_pipeline` returns the unfitted ``Pipeline`` (documented configuration);
 :func:`online_lda_svm_curve` trains the LDA stage with online minibatch updates and
 records the test accuracy of the pipeline against documents processed and wall time, the
-baseline curve of the accuracy-vs-time figure (paper 000, Fig. 8).
+baseline curve of the accuracy-vs-time figure (paper 000, Fig. 8);
+:func:`lda_bayes_svm_accuracy` puts the classifier that ``MedLDA(refit_classifier=True)``
+predicts with on a fitted LDA stage's topic proportions, which separates what the
+supervised topics add from what that classifier adds.
 """
 from __future__ import annotations
 
@@ -22,7 +25,7 @@ import time
 
 import numpy as np
 
-__all__ = ["BASELINE_CONFIG", "lda_svm_pipeline", "online_lda_svm_curve"]
+__all__ = ["BASELINE_CONFIG", "lda_bayes_svm_accuracy", "lda_svm_pipeline", "online_lda_svm_curve"]
 
 #: The configuration used by the experiments (also written into their JSON output).
 BASELINE_CONFIG = {
@@ -134,3 +137,27 @@ def online_lda_svm_curve(
             out["accuracy"].append(accuracy)
     out["final_accuracy"] = out["accuracy"][-1]
     return out
+
+
+def lda_bayes_svm_accuracy(lda, X_train, y_train, X_test, y_test, *, random_state: int = 0) -> float:
+    """Test accuracy of the classifier of ``MedLDA``'s ``refit_classifier`` on the topic
+    proportions of a fitted ``LatentDirichletAllocation`` ``lda``.
+
+    Standardised proportions, then a :class:`~regbayes.models.bayes_svm.BayesianSVC` with an
+    intercept: Crammer–Singer SSGLD with ``REFIT_RUNS["ssgld"]`` for three or more classes,
+    Gibbs with data augmentation and ``REFIT_RUNS["gibbs"]`` for two.
+    """
+    from sklearn.pipeline import make_pipeline
+    from sklearn.preprocessing import StandardScaler
+
+    from ..models.bayes_svm import BayesianSVC
+    from ..models.medlda import REFIT_RUNS
+
+    sampler = "ssgld" if len(np.unique(y_train)) > 2 else "gibbs"
+    run = REFIT_RUNS[sampler]
+    if sampler == "ssgld":
+        svm = BayesianSVC(sampler="ssgld", batch_size=min(100, len(y_train)), random_state=random_state, **run)
+    else:
+        svm = BayesianSVC(sampler="gibbs", n_warmup=run["n_warmup"], n_draws=run["n_draws"], random_state=random_state)
+    classifier = make_pipeline(StandardScaler(), svm).fit(lda.transform(X_train), y_train)
+    return float(np.mean(classifier.predict(lda.transform(X_test)) == np.asarray(y_test)))
