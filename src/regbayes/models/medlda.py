@@ -825,8 +825,9 @@ class MedLDA(ClassifierMixin, TransformerMixin, BaseEstimator):
         lengths = np.diff(doc_ptr).astype(np.float64)
         K = topic_words.shape[1]
         total = np.zeros((doc_ptr.shape[0] - 1, K))
+        seed = self._seed_for_inference()
         for s, topic_word in enumerate(topic_words):
-            ndk = self._expected_counts(doc_ptr, words, topic_word, self._seed_for_inference() + s)
+            ndk = self._expected_counts(doc_ptr, words, topic_word, seed + s)
             total += (ndk + self.alpha) / (lengths[:, None] + K * self.alpha)
         return total / len(topic_words)
 
@@ -877,9 +878,8 @@ class MedLDA(ClassifierMixin, TransformerMixin, BaseEstimator):
         """The class with most votes over the draws; ties go to the larger mean discriminant."""
         votes, mean = self._votes_and_mean(X)
         tie_break = np.concatenate([-mean, mean], axis=1) if mean.shape[1] == 1 else mean
-        # votes are fractions of n_draws: a tie-break scaled below half a vote never overturns a majority
-        n_draws = len(self.coef_samples_) if self._refitted else len(self.topic_word_samples_)
-        votes = votes + 0.49 / n_draws * np.tanh(tie_break) / (1.0 + 1e-9)
+        # votes are fractions of the draws: a tie-break below half a vote never overturns a majority
+        votes = votes + 0.49 / len(self.coef_samples_) * np.tanh(tie_break) / (1.0 + 1e-9)
         return self.classes_[np.argmax(votes, axis=1)]
 
     def staged_predict(self, X):
