@@ -312,12 +312,14 @@ class MedLDA(ClassifierMixin, TransformerMixin, BaseEstimator):
     classifier_step_size : float or callable, optional
         ssgrld: SSGLD step h for eta (AdaGrad-preconditioned; a float is constant; default 0.5).
     n_draws : int, default=5
-        Posterior draws of (Phi, eta) kept for prediction, evenly spaced over the second
-        half of the run. ``predict_proba`` gives the Gibbs classifier's vote fractions over
-        the draws of eta (these, or the refitted classifier's: ``refit_classifier``);
-        ``predict`` the class with most votes (ties: larger mean discriminant).
+        Posterior draws of (Phi, eta) kept, evenly spaced over the second half of the run;
+        their mean Phi is ``components_``. ``predict_proba`` gives the Gibbs classifier's
+        vote fractions over the draws of eta (these, or the refitted classifier's:
+        ``refit_classifier``); ``predict`` the class with most votes (ties: larger mean
+        discriminant).
     n_transform_sweeps : int, default=20
-        Gibbs sweeps with Phi fixed used by ``transform``/``predict`` per draw; the first
+        Gibbs sweeps with Phi fixed used by ``transform``/``predict`` (once with
+        ``components_`` under ``refit_classifier``, else once per kept draw); the first
         half is burn-in, the second half averaged.
     refit_classifier : bool, default=True
         After sampling, sample the classifier anew on the training documents' label-free
