@@ -233,6 +233,25 @@ def test_callback_sees_progress_and_can_stop(corpus):
     assert len(model.trace_["iteration"]) == 4 and model.topic_word_samples_.shape[0] == 1
 
 
+@pytest.mark.parametrize("sampler", ["gibbs", "ssgrld"])
+def test_components_average_phi_over_the_second_half(sampler, corpus):
+    """``components_`` is the mean of Phi over every iteration t >= n_iter // 2, not only
+    over the kept draws; the draws are a subset of those iterates."""
+    Xtr, ytr, *_ = corpus
+    iterates = []
+
+    def callback(info):
+        iterates.append(info["topic_word"])
+
+    n_iter = 9
+    model = MedLDA(sampler=sampler, n_iter=n_iter, n_draws=2, batch_size=50, callback=callback, **COMMON).fit(Xtr, ytr)
+    second_half = np.mean(iterates[n_iter // 2:], axis=0)
+    np.testing.assert_allclose(model.components_, second_half / second_half.sum(axis=1, keepdims=True), rtol=1e-12)
+    assert not np.allclose(model.components_, model.topic_word_samples_.mean(axis=0))
+    for draw in model.topic_word_samples_:
+        assert any(np.array_equal(draw, phi) for phi in iterates[n_iter // 2:])
+
+
 # ---------------------------------------------------------------- scikit-learn's shared checks
 def _counts_view(X):
     """The checks' float data as word counts (``rint(3 X)``); data a count model must refuse
