@@ -28,6 +28,15 @@ Paper 000, section 5.2 (Gibbs MedLDA and SSGRLD, Fig. 8), measured side by side 
   documents; the summary gives the documents and wall time SSGRLD needs to stay within 1
   point of Gibbs MedLDA's final accuracy, against Gibbs's own.
 
+* **Accuracy of the default prediction against run length** (``--refit-curve``, about 20
+  minutes on 2 cores): separate fits of both samplers with growing ``n_iter`` and several
+  ``random_state`` seeds, scored by ``predict`` (the classifier refitted on label-free topic
+  proportions, ``refit_classifier=True``); the snapshot curves above keep each snapshot's
+  eta of training instead. The summary takes Gibbs MedLDA's longest run as its final
+  accuracy and gives, for each sampler, the shortest run length from which the seed-mean
+  accuracy stays within 1 point of it, with its documents and sampling seconds (the refit
+  excluded: it is the same post-processing for both samplers).
+
 Corpora: ``synthetic`` -- ``make_topic_corpus`` drawn as in medlda-fig8 (20 classes, V =
 2000, mean length 80; ``--n`` training documents, default 12,000, about 0.96 M tokens);
 ``reuters`` -- the ``lda`` package's 395 Reuters stories (84,010 tokens, V = 4,258; real
@@ -38,6 +47,7 @@ Usage::
     PYTHONPATH=src python benchmarks/medlda.py --quick            # small corpus, ~1-2 min
     PYTHONPATH=src python benchmarks/medlda.py --out medlda.json  # full
     PYTHONPATH=src python benchmarks/medlda.py --skip-accuracy    # throughput only
+    PYTHONPATH=src python benchmarks/medlda.py --corpora synthetic --skip-accuracy --refit-curve
 """
 from __future__ import annotations
 
@@ -307,6 +317,43 @@ def accuracy(corpus, args):
     return {"n_train": Xtr.shape[0], "n_test": Xte.shape[0], "settings": settings, "runs": runs, "summary": summary}
 
 
+def refit_curve(corpus, args):
+    """Separate fits per (sampler, run length, seed), scored by ``predict`` (module docstring)."""
+    from regbayes import MedLDA
+
+    data = corpus["data"]
+    Xtr, ytr, Xte, yte = data["X_train"], data["y_train"], data["X_test"], data["y_test"]
+    lengths = {"gibbs": [int(v) for v in args.refit_gibbs_sweeps.split(",")],
+               "ssgrld": [int(v) for v in args.refit_ssgrld_iter.split(",")]}
+    seeds = [int(v) for v in args.refit_seeds.split(",")]
+    for sampler in lengths:  # load the compiled kernels before anything is timed
+        MedLDA(n_topics=args.k, n_iter=2, n_draws=1, sampler=sampler).fit(Xtr[:300], ytr[:300])
+    rows = {sampler: [] for sampler in lengths}
+    for sampler, its in lengths.items():
+        for n_iter in sorted(its):
+            runs = []
+            for seed in seeds:
+                model = MedLDA(n_topics=args.k, n_iter=n_iter, sampler=sampler, random_state=seed).fit(Xtr, ytr)
+                runs.append({"seed": seed, "accuracy": float(model.score(Xte, yte)),
+                             "sampling_s": float(model.trace_["wall_time"][-1]), "refit_s": model.trace_["refit_seconds"],
+                             "n_docs": int(model.trace_["n_docs"][-1])})
+                log(f"  refit curve: {sampler} n_iter={n_iter} seed={seed}: {runs[-1]['accuracy']:.4f}")
+            rows[sampler].append({"n_iter": n_iter, "n_docs": runs[0]["n_docs"], "runs": runs,
+                                  "accuracy": float(np.mean([r["accuracy"] for r in runs])),
+                                  "sampling_s": float(np.mean([r["sampling_s"] for r in runs]))})
+    final = rows["gibbs"][-1]["accuracy"]
+    reach = {}
+    for sampler, sampler_rows in rows.items():
+        ok = [r["accuracy"] >= final - 0.01 for r in sampler_rows]
+        first = next((i for i in range(len(ok)) if all(ok[i:])), None)
+        reach[sampler] = None if first is None else {k: sampler_rows[first][k] for k in ("n_iter", "n_docs", "sampling_s")}
+    summary = {"gibbs_final_accuracy": final, "reach": reach}
+    if reach["gibbs"] and reach["ssgrld"]:
+        summary["docs_ratio"] = reach["gibbs"]["n_docs"] / reach["ssgrld"]["n_docs"]
+        summary["time_ratio"] = reach["gibbs"]["sampling_s"] / reach["ssgrld"]["sampling_s"]
+    return {"n_train": Xtr.shape[0], "n_test": Xte.shape[0], "seeds": seeds, "rows": rows, "summary": summary}
+
+
 def accuracy_at_docs(curve, milestones):
     docs, acc = np.asarray(curve["n_docs"]), np.asarray(curve["accuracy"])
     out = []
@@ -368,6 +415,27 @@ def markdown(results):
                       f"{fmt(s.get('ssgrld_docs'))} documents / {fmt(s.get('ssgrld_seconds'))} s. "
                       f"**Gibbs ÷ SSGRLD: documents {fmt(s.get('docs_ratio'))}, wall time {fmt(s.get('time_ratio'))}** "
                       "(targets ≥ 10 and ≥ 5).", ""]
+    rc = results.get("refit_curve")
+    if rc:
+        lines += [f"#### Default prediction (refitted classifier) against run length (synthetic, {rc['n_train']:,} "
+                  f"train / {rc['n_test']:,} test, K = {results['settings']['k']}, seeds {rc['seeds']})", "",
+                  "| sampler | n_iter | documents | accuracy per seed | mean | sampling s (mean) |",
+                  "|---|---:|---:|---|---:|---:|"]
+        for sampler, label in (("ssgrld", "SSGRLD"), ("gibbs", "Gibbs MedLDA")):
+            for r in rc["rows"][sampler]:
+                per_seed = " / ".join(f"{run['accuracy']:.3f}" for run in r["runs"])
+                lines.append(f"| {label} | {r['n_iter']} | {r['n_docs']:,} | {per_seed} | {r['accuracy']:.3f} | "
+                             f"{r['sampling_s']:.1f} |")
+        s = rc["summary"]
+        reach = s["reach"]
+
+        def where(x):
+            return "never" if x is None else f"from {x['n_docs']:,} documents / {x['sampling_s']:.1f} s"
+
+        lines += ["", f"Gibbs MedLDA's final accuracy (longest run, seed mean) {s['gibbs_final_accuracy']:.3f}. "
+                      f"Within 1 point of it: Gibbs {where(reach['gibbs'])}, SSGRLD {where(reach['ssgrld'])}."
+                      + (f" **Gibbs ÷ SSGRLD: documents {s['docs_ratio']:.1f}, sampling time {s['time_ratio']:.1f}** "
+                         "(targets ≥ 10 and ≥ 5)." if "docs_ratio" in s else ""), ""]
     return "\n".join(lines)
 
 
@@ -432,6 +500,10 @@ def main(argv=None):
     p.add_argument("--corpora", default="synthetic,reuters", help="throughput corpora (comma-separated)")
     p.add_argument("--skip-jax", action="store_true", help="omit the JAX token-loop measurement")
     p.add_argument("--skip-accuracy", action="store_true", help="throughput only")
+    p.add_argument("--refit-curve", action="store_true", help="accuracy of predict against run length (~20 min)")
+    p.add_argument("--refit-gibbs-sweeps", default="20,30,40,100", help="Gibbs run lengths of --refit-curve")
+    p.add_argument("--refit-ssgrld-iter", default="60,120,240,360", help="SSGRLD run lengths of --refit-curve")
+    p.add_argument("--refit-seeds", default="0,1,2", help="random_state values of --refit-curve")
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--out", default=None, help="write JSON results here")
     args = p.parse_args(argv)
@@ -444,12 +516,15 @@ def main(argv=None):
     start = time.perf_counter()
     results = {"environment": environment(), "settings": vars(args), "throughput": {}}
     data = corpora(args)
-    for name in args.corpora.split(","):
+    for name in filter(None, args.corpora.split(",")):
         log(f"throughput: {name}")
         results["throughput"][name] = throughput(data[name], args)
     if not args.skip_accuracy:
         log("accuracy against documents processed: synthetic")
         results["accuracy"] = accuracy(data["synthetic"], args)
+    if args.refit_curve:
+        log("accuracy of the default prediction against run length: synthetic")
+        results["refit_curve"] = refit_curve(data["synthetic"], args)
     results["total_seconds"] = time.perf_counter() - start
     try:
         results["environment"]["load_average_at_end"] = os.getloadavg()
