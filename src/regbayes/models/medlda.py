@@ -347,10 +347,10 @@ class MedLDA(ClassifierMixin, TransformerMixin, BaseEstimator):
         ssgrld: SSGLD step h for eta (AdaGrad-preconditioned; a float is constant; default 0.5).
     n_draws : int, default=5
         Posterior draws of (Phi, eta) kept, evenly spaced over the second half of the run
-        (``components_`` averages Phi over every iteration of that half). ``predict_proba`` gives the Gibbs classifier's
-        vote fractions over the draws of eta (these, or the refitted classifier's:
-        ``refit_classifier``); ``predict`` the class with most votes (ties: larger mean
-        discriminant).
+        (``components_`` averages Phi over every iteration of that half). ``predict_proba``
+        gives the Gibbs classifier's vote fractions over the draws of eta (these, or the
+        refitted classifier's: ``refit_classifier``); ``predict`` the class with most votes
+        (ties: larger mean discriminant).
     n_transform_sweeps : int, default=20
         Gibbs sweeps with Phi fixed used by ``transform``/``predict`` (once with
         ``components_`` under ``refit_classifier``, else once per kept draw); the first
@@ -593,14 +593,15 @@ class MedLDA(ClassifierMixin, TransformerMixin, BaseEstimator):
         return self
 
     def _after_iteration(self, t, timer, trace, n_docs, n_tokens, topic_word_fn, eta, kept):
-        """Trace, snapshots, draws for prediction and the callback; True stops the run."""
+        """Trace, snapshots, draws for prediction and the callback; True stops the run. The
+        draws and the running mean of Phi count as sampling time; the rest does not."""
+        kept.record(t, topic_word_fn, eta)
         timer.pause()
         trace["iteration"].append(t + 1)
         trace["n_docs"].append(n_docs)
         trace["n_tokens"].append(n_tokens)
         trace["wall_time"].append(timer.elapsed)
         stop = False
-        kept.record(t, topic_word_fn, eta)
         if self.snapshot_every is not None and (t + 1) % self.snapshot_every == 0:
             self.snapshots_.append(
                 {"iteration": t + 1, "n_docs": n_docs, "wall_time": timer.elapsed, "topic_word": topic_word_fn(), "coef": np.array(eta)}
