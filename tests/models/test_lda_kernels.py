@@ -168,7 +168,7 @@ def test_fixed_topic_sweeps_sample_the_enumerated_joint(mode):
     _assert_frequencies(np.bincount(idx, minlength=len(ALL_Z)) / n, p, n)
 
 
-def test_fixed_topic_sweeps_are_deterministic():
+def test_fixed_topic_sweeps_average_counts_and_are_deterministic():
     y_class = np.array([1, 0])
     args = (DOC_PTR, WORDS, np.zeros(5, np.int32), np.ascontiguousarray(PHI.T), ETA, Y_SIGN, y_class, 0, C, MARGIN, ALPHA, 30, 10, 9, True, np.arange(2), False)
     z1, ndk1, kept1 = kern.fixed_topic_sweeps(*args)
@@ -177,9 +177,7 @@ def test_fixed_topic_sweeps_are_deterministic():
     np.testing.assert_array_equal(kept1, kept2)
     np.testing.assert_array_equal(kept1, kept3)  # one stream per document: threads do not matter
     np.testing.assert_array_equal(z1, kept1[-1])
-    np.testing.assert_array_equal(ndk1, ndk2)
-    np.testing.assert_allclose(ndk1, ndk3, rtol=1e-12)
-    np.testing.assert_allclose(ndk1.sum(axis=1), np.diff(DOC_PTR))
+    np.testing.assert_allclose(ndk1, _indicator_counts(kept1))  # supervised: the drawn counts
     expected = kern.expected_topic_word(WORDS, kept1, K, V)
     np.testing.assert_allclose(expected.sum(), len(WORDS))
     np.testing.assert_allclose(expected.sum(axis=0), np.bincount(WORDS, minlength=V))
@@ -191,29 +189,29 @@ def _indicator_counts(kept):
                      for d in range(2)])
 
 
-def test_fixed_topic_sweeps_expected_counts_are_exact_and_rao_blackwellised():
-    """``ndk_mean`` estimates E[n_dk] under the enumerated joint, with a smaller error than the
-    average of the drawn indicators from the same sweeps. 40 runs of 200 kept sweeps: the
-    indicator average's RMS error is 0.020-0.025, the Rao-Blackwellised one's 0.0008-0.0009
-    (three sets of 40 seeds); asserted: below a quarter of it. Bias: the pooled mean of the 40
-    runs (8,000 sweeps) was within 0.0005 of the exact expectation; asserted within 0.005."""
+def test_unsupervised_expected_counts_are_exact_and_rao_blackwellised():
+    """Without labels, ``ndk_mean`` estimates E[n_dk] under the enumerated joint with a
+    smaller error than the average of the drawn indicators from the same sweeps. 40 runs of
+    200 kept sweeps, three sets of 40 seeds: RMS error 0.033-0.039 against 0.072-0.083
+    (ratio 0.45-0.47); asserted below 0.7. Bias: the pooled mean of 40 runs (standard error
+    about 0.006) was within 0.0024-0.0125 of the exact expectation; asserted within 0.03."""
     y_class = np.array([1, 0])
-    p = _distribution(lambda zz: _log_joint_fixed(zz, kern.MODE_BINARY, y_class))
+    p = _distribution(lambda zz: _log_joint_fixed(zz, kern.MODE_UNSUPERVISED, y_class))
     counts = np.array([np.asarray(kern.count_tables(DOC_PTR, WORDS, z.astype(np.int32), K, V)[0]) for z in ALL_Z])
     exact = np.tensordot(p, counts, axes=1)  # (D, K)
     rb, plain = [], []
     for seed in range(40):
         _, ndk, kept = kern.fixed_topic_sweeps_serial(
-            DOC_PTR, WORDS, np.zeros(5, np.int32), np.ascontiguousarray(PHI.T), ETA, Y_SIGN, y_class, kern.MODE_BINARY,
-            C, MARGIN, ALPHA, 220, 20, seed, True, np.arange(2), False,
+            DOC_PTR, WORDS, np.zeros(5, np.int32), np.ascontiguousarray(PHI.T), ETA, Y_SIGN, y_class,
+            kern.MODE_UNSUPERVISED, C, MARGIN, ALPHA, 220, 20, seed, True, np.arange(2), False,
         )
         rb.append(ndk)
         plain.append(_indicator_counts(kept))
     rb, plain = np.array(rb), np.array(plain)
-    np.testing.assert_allclose(rb.mean(axis=0), exact, atol=0.005)
+    np.testing.assert_allclose(rb.mean(axis=0), exact, atol=0.03)
     rms_rb = np.sqrt(np.mean((rb - exact) ** 2))
     rms_plain = np.sqrt(np.mean((plain - exact) ** 2))
-    assert rms_rb < 0.25 * rms_plain, (rms_rb, rms_plain)
+    assert rms_rb < 0.7 * rms_plain, (rms_rb, rms_plain)
 
 
 def test_sweep_does_not_modify_its_inputs():

@@ -298,12 +298,20 @@ def _fixed_topic_sweeps(doc_ptr, words, z, phi_t, eta, y_sign, y_class, mode, C,
 
     ``phi_t`` (V, K) is Phi transposed; ``y_sign`` (D, M), ``y_class`` (D,) as in
     :func:`fixed_topic_token_weights`. Each document runs ``n_sweeps`` sweeps from ``z``; the
-    last ``n_sweeps - n_burnin`` are recorded (``z_kept`` is empty unless ``record``). Returns ``(z_new, ndk_mean (D, K), z_kept
-    (n_sweeps - n_burnin, n_tokens))``: the final assignments, the expected document-topic
-    counts over the recorded sweeps (Rao-Blackwellised: each token adds its conditional
-    probabilities, computed when it is resampled, rather than its drawn topic), and the recorded assignments (for expected
-    topic-word counts). With ``init_random`` the starting topics are drawn uniformly inside
-    the kernel (``z`` is then only read for its shape). The stream of document ``d`` is
+    last ``n_sweeps - n_burnin`` are recorded (``z_kept`` is empty unless ``record``).
+    Returns ``(z_new, ndk_mean (D, K), z_kept (n_sweeps - n_burnin, n_tokens))``: the final
+    assignments, the document-topic counts averaged over the recorded sweeps, and the
+    recorded assignments (for expected topic-word counts).
+
+    Without labels (``MODE_UNSUPERVISED``: ``transform``) ``ndk_mean`` is Rao-Blackwellised:
+    each token adds its conditional probabilities, computed when it is resampled, rather
+    than its drawn topic. The supervised modes of training average the drawn counts, as
+    Algorithm 1 does: there the smoother E[zbar] lowered SSGRLD's test accuracy on
+    ``medlda-fig8``'s 3,000-document corpus (K = 20, 500 iterations, two seeds) from
+    0.823-0.832 to 0.747-0.759.
+
+    With ``init_random`` the starting topics are drawn uniformly inside the kernel (``z``
+    is then only read for its shape). The stream of document ``d`` is
     ``(seed, doc_keys[d])``: with keys from the documents' content
     (:func:`document_keys`) a document gets the same draws wherever it sits in the corpus,
     so predictions do not depend on row order or on the other rows; the serial build
@@ -332,6 +340,7 @@ def _fixed_topic_sweeps(doc_ptr, words, z, phi_t, eta, y_sign, y_class, mode, C,
             for k in range(K):
                 f[m] += eta[m, k] * ndk[k]
         weights = np.empty(K)
+        rao_blackwell = mode == MODE_UNSUPERVISED
         for sweep in range(n_sweeps):
             kept = sweep >= n_burnin
             for i in range(start, stop):
@@ -342,7 +351,7 @@ def _fixed_topic_sweeps(doc_ptr, words, z, phi_t, eta, y_sign, y_class, mode, C,
                     f[m] -= eta[m, old]
                 fixed_topic_token_weights(ndk, phi_t[w], n_d, f, eta, y_sign[d], y_class[d], mode,
                                           C, margin, alpha, weights)
-                if kept:
+                if kept and rao_blackwell:
                     # Rao-Blackwellised E[n_dk]: add the token's conditional p(z_dn = k | z_-dn),
                     # whose expectation is that of the indicator of its draw, at lower variance
                     total = 0.0
@@ -356,6 +365,9 @@ def _fixed_topic_sweeps(doc_ptr, words, z, phi_t, eta, y_sign, y_class, mode, C,
                 for m in range(M):
                     f[m] += eta[m, new]
             if kept:
+                if not rao_blackwell:
+                    for k in range(K):
+                        ndk_mean[d, k] += ndk[k]
                 if record:
                     for i in range(start, stop):
                         z_kept[sweep - n_burnin, i] = z[i]
