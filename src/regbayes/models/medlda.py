@@ -370,7 +370,7 @@ class MedLDA(ClassifierMixin, TransformerMixin, BaseEstimator):
         corpus of ``medlda-fig8`` (3,000 training documents, 750 test, K = 20; LDA +
         LinearSVC 0.661) it raised Gibbs MedLDA's test accuracy (100 sweeps) from 0.565
         (one-vs-rest eta of training) to 0.747 and SSGRLD's (1000 iterations) from 0.757 to
-        0.821; an earlier one-vs-rest refit scored 0.657 (40 sweeps; 0.707 with the
+        0.824; an earlier one-vs-rest refit scored 0.657 (40 sweeps; 0.707 with the
         Crammer–Singer refit). It does not apply to ``staged_predict`` (snapshots keep
         their eta).
     vectorizer : sklearn CountVectorizer, optional
