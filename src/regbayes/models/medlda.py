@@ -175,12 +175,6 @@ def _check_classifier(eta, bound, t, step_name):
         )
 
 
-def _mean_topics(topic_words):
-    """Posterior mean topics (K, V) of the draws (S, K, V), rows renormalised to sum to 1."""
-    mean = topic_words.mean(axis=0)
-    return mean / mean.sum(axis=1, keepdims=True)
-
-
 def _to_proportion_units(w, b, mean, scale):
     """eta (S, M, K) with ``eta_c^T x = w_c^T (x - mean) / scale + b_c`` for every x on the
     simplex (``sum_k x_k = 1`` absorbs the intercept): ``eta_ck = w_ck / s_k + b_c - sum_j
@@ -277,17 +271,21 @@ class _Kept:
             return
         topic_word = topic_word_fn()
         if in_average:
-            self._topic_sum = topic_word.copy() if self._topic_sum is None else self._topic_sum + topic_word
+            if self._topic_sum is None:
+                self._topic_sum = topic_word.copy()
+            else:
+                self._topic_sum += topic_word
             self._n_summed += 1
         if in_pairs:
             self.pairs.append((topic_word, np.array(eta)))
 
     def mean_topics(self):
         """The mean Phi of the second half (of the kept pairs if the run stopped before it)."""
-        if self._n_summed == 0:
-            return _mean_topics(np.stack([pair[0] for pair in self.pairs]))
-        mean = self._topic_sum / self._n_summed
-        return mean / mean.sum(axis=1, keepdims=True)
+        if self._n_summed:
+            mean = self._topic_sum / self._n_summed
+        else:
+            mean = np.mean([pair[0] for pair in self.pairs], axis=0)
+        return mean / mean.sum(axis=1, keepdims=True)  # rows sum to 1 despite rounding
 
 
 class _Timer:
