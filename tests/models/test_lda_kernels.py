@@ -123,6 +123,50 @@ def test_fixed_topic_conditional_equals_enumerated_ratio(mode, seed):
         np.testing.assert_allclose(w / w.sum(), exact, rtol=1e-10)
 
 
+def _hinge_ranges(f_minus, eta, y_sign, y_class, mode, n_d):
+    """Per token: (every hinge inactive for every topic, every hinge active for every topic)."""
+    if mode == kern.MODE_BINARY:
+        zeta = MARGIN - y_sign[:, None] * (f_minus[:, None] + eta) / n_d  # (M, K)
+    else:
+        others = np.delete(f_minus[:, None] + eta, y_class, axis=0).max(axis=0)
+        zeta = (MARGIN + (others - f_minus[y_class] - eta[y_class]) / n_d)[None, :]
+    return bool(np.all(zeta <= 0)), bool(np.all(zeta.min(axis=1) >= 0))
+
+
+@pytest.mark.parametrize("mode", [kern.MODE_BINARY, kern.MODE_CRAMMER_SINGER])
+def test_supervised_token_weights_equal_the_exact_conditional(mode):
+    """The O(M)-branching form (factor tables, few exponentials) against the exact log-domain
+    weights, over random tokens that reach every branch: all hinges inactive, all active,
+    partly active, many competing classes, and underflowing products (scale 200, n_d = 1).
+    atol 1e-15: probabilities below it are never drawn distinguishably (uniforms have 53 bits)
+    and may underflow to 0 on one path only."""
+    rng = np.random.default_rng(1)
+    n_topics, n_classes = 12, 6
+    seen = {"inactive": 0, "active": 0, "mixed": 0}
+    for trial in range(600):
+        scale = [0.3, 3.0, 30.0, 200.0][trial % 4]
+        eta = scale * rng.standard_normal((n_classes, n_topics))
+        n_d = float(rng.choice([1, 2, 5, 40, 300]))
+        ndk = rng.multinomial(int(n_d) - 1, np.ones(n_topics) / n_topics).astype(float)
+        f_minus = eta @ ndk + rng.normal(0, scale, n_classes) * n_d * rng.choice([0.0, 1.0, 5.0])
+        y_sign = rng.choice([-1.0, 1.0], n_classes)
+        y_class = int(rng.integers(n_classes))
+        if trial % 3 == 0:  # a confidently classified document: hinges inactive for most topics
+            push = MARGIN * n_d + rng.uniform(0.0, 4.0) * np.abs(eta).max()
+            f_minus = f_minus + push * (y_sign if mode == kern.MODE_BINARY else np.eye(n_classes)[y_class])
+        phi_w = rng.dirichlet(np.ones(n_topics))
+        args = (n_d, f_minus, eta)
+        exact = kern.fixed_topic_token_weights(ndk, phi_w, *args, y_sign, y_class, mode, C, MARGIN, ALPHA,
+                                               np.empty(n_topics))
+        table, known = np.empty((n_classes, n_topics)), np.zeros(n_classes, dtype=bool)
+        fast = kern.supervised_token_weights(ndk, phi_w, *args, eta.max(axis=1), eta.min(axis=1), y_sign, y_class,
+                                             mode, C, MARGIN, ALPHA, table, known, np.empty(n_topics))
+        np.testing.assert_allclose(fast / fast.sum(), exact / exact.sum(), rtol=1e-9, atol=1e-15)
+        inactive, active = _hinge_ranges(f_minus, eta, y_sign, y_class, mode, n_d)
+        seen["inactive" if inactive else "active" if active else "mixed"] += 1
+    assert min(seen.values()) >= 30, seen
+
+
 def _distribution(log_joint):
     logs = np.array([log_joint(z) for z in ALL_Z])
     p = np.exp(logs - logs.max())

@@ -218,6 +218,105 @@ def fixed_topic_token_weights(ndk_minus, phi_w, n_d, f_minus, eta, y_sign, y_cla
     return out
 
 
+@numba.njit(inline="always")
+def _factor_row(eta, m, y_class, y_m, n_d, C, mode, table, known):
+    """Row ``m`` of a document's factor table, filled on first use (:func:`supervised_token_weights`):
+    ``exp(C y_m (eta_mk - max_k y_m eta_mk) / n_d)`` (binary, values in (0, 1]) or
+    ``exp(-C (eta_mk - eta_yk) / n_d)`` (Crammer–Singer, ``y = y_class``)."""
+    if not known[m]:
+        K = eta.shape[1]
+        if mode == MODE_BINARY:
+            top = -np.inf
+            for k in range(K):
+                top = max(top, y_m * eta[m, k])
+            for k in range(K):
+                table[m, k] = np.exp(C * (y_m * eta[m, k] - top) / n_d)
+        else:
+            for k in range(K):
+                table[m, k] = np.exp(-C * (eta[m, k] - eta[y_class, k]) / n_d)
+        known[m] = True
+
+
+@numba.njit(cache=True)
+def supervised_token_weights(ndk_minus, phi_w, n_d, f_minus, eta, row_max, row_min, y_sign, y_class, mode, C,
+                             margin, alpha, table, known, out):
+    """:func:`fixed_topic_token_weights` for the supervised modes, with few exponentials.
+
+    The hinge arguments are affine in the candidate topic's ``eta_mk``, so their range over k
+    follows from ``row_max[m] = max_k eta_mk`` and ``row_min[m]`` in O(M). Where a hinge is
+    inactive for every k its factor is 1; where it is active for every k its factor is,
+    up to a constant, a per-document row of exponentials (``table``, rows filled on first
+    use, ``known`` reset per document), so most tokens need no exponential:
+
+    * binary: ``zeta_m(k) = margin - y_m (f_m + eta_mk) / n_d``; active for every k, the
+      factor ``exp(-C zeta_m(k))`` is proportional to ``exp(C y_m eta_mk / n_d)``;
+    * Crammer–Singer: ``zeta(k) = margin + (F_k - f_y - eta_yk) / n_d`` with
+      ``F_k = max_{m != y} (f_m + eta_mk)``. Only classes with ``f_m + row_max[m] >= H =
+      max_m (f_m + row_min[m])`` can attain ``F_k``; active for every k,
+      ``exp(-C zeta(k))`` is proportional to
+      ``min_m exp(-C (f_m - H) / n_d) exp(-C (eta_mk - eta_yk) / n_d)`` over those classes.
+
+    Hinges active for some topics only take the exact path (``exp`` per topic); so does a
+    token whose product of factors underflows. Same distribution as
+    :func:`fixed_topic_token_weights`, to rounding.
+    """
+    K = ndk_minus.shape[0]
+    M = eta.shape[0]
+    inv_n = 1.0 / n_d
+    for k in range(K):
+        out[k] = (ndk_minus[k] + alpha) * phi_w[k]
+    if mode == MODE_BINARY:
+        for m in range(M):
+            y_m = y_sign[m]
+            offset = margin - y_m * f_minus[m] * inv_n
+            if y_m > 0.0:
+                lo, hi = offset - row_max[m] * inv_n, offset - row_min[m] * inv_n
+            else:
+                lo, hi = offset + row_min[m] * inv_n, offset + row_max[m] * inv_n
+            if hi <= 0.0:
+                continue  # inactive for every topic
+            if lo >= 0.0:
+                _factor_row(eta, m, y_class, y_m, n_d, C, mode, table, known)
+                for k in range(K):
+                    out[k] *= table[m, k]
+            else:  # the exact minimum over k of the hinge is 0 (lo < 0): factors in (0, 1]
+                for k in range(K):
+                    out[k] *= np.exp(-C * max(offset - y_m * eta[m, k] * inv_n, 0.0))
+    else:
+        H = -np.inf
+        G = -np.inf
+        for m in range(M):
+            if m != y_class:
+                H = max(H, f_minus[m] + row_min[m])
+                G = max(G, f_minus[m] + row_max[m])
+        f_y = f_minus[y_class]
+        hi = margin + (G - f_y - row_min[y_class]) * inv_n
+        if hi > 0.0:
+            lo = margin + (H - f_y - row_max[y_class]) * inv_n
+            if lo >= 0.0:
+                best = np.empty(K)
+                for k in range(K):
+                    best[k] = np.inf
+                for m in range(M):
+                    if m != y_class and f_minus[m] + row_max[m] >= H:
+                        _factor_row(eta, m, y_class, 0.0, n_d, C, mode, table, known)
+                        scale = np.exp(-C * (f_minus[m] - H) * inv_n)
+                        for k in range(K):
+                            best[k] = min(best[k], scale * table[m, k])
+                for k in range(K):
+                    out[k] *= best[k]
+            else:
+                return fixed_topic_token_weights(ndk_minus, phi_w, n_d, f_minus, eta, y_sign, y_class, mode, C,
+                                                 margin, alpha, out)
+    total = 0.0
+    for k in range(K):
+        total += out[k]
+    if not (total > 0.0 and total < np.inf):
+        return fixed_topic_token_weights(ndk_minus, phi_w, n_d, f_minus, eta, y_sign, y_class, mode, C, margin,
+                                         alpha, out)
+    return out
+
+
 @numba.njit(cache=True)
 def count_tables(doc_ptr, words, z, n_topics, n_words):
     """``(ndk (D, K), nwk (V, K), nk (K,))`` from the assignments (float64 counts)."""
@@ -334,6 +433,12 @@ def _fixed_topic_sweeps(doc_ptr, words, z, phi_t, eta, y_sign, y_class, mode, C,
     z = z.copy()
     ndk_mean = np.zeros((D, K))
     z_kept = np.empty((max(n_kept, 0), words.shape[0]) if record else (0, 0), dtype=z.dtype)
+    supervised = mode != MODE_UNSUPERVISED and M > 0
+    row_max = np.empty(M)
+    row_min = np.empty(M)
+    for m in range(M):
+        row_max[m] = np.max(eta[m]) if K > 0 else 0.0
+        row_min[m] = np.min(eta[m]) if K > 0 else 0.0
     for d in numba.prange(D):
         start, stop = doc_ptr[d], doc_ptr[d + 1]
         n_d = float(stop - start)
@@ -349,6 +454,8 @@ def _fixed_topic_sweeps(doc_ptr, words, z, phi_t, eta, y_sign, y_class, mode, C,
             for k in range(K):
                 f[m] += eta[m, k] * ndk[k]
         weights = np.empty(K)
+        table = np.empty((M, K))  # per-document factor rows of supervised_token_weights
+        known = np.zeros(M, dtype=np.bool_)
         rao_blackwell = mode == MODE_UNSUPERVISED
         for sweep in range(n_sweeps):
             kept = sweep >= n_burnin
@@ -358,8 +465,12 @@ def _fixed_topic_sweeps(doc_ptr, words, z, phi_t, eta, y_sign, y_class, mode, C,
                 ndk[old] -= 1.0
                 for m in range(M):
                     f[m] -= eta[m, old]
-                fixed_topic_token_weights(ndk, phi_t[w], n_d, f, eta, y_sign[d], y_class[d], mode,
-                                          C, margin, alpha, weights)
+                if supervised:
+                    supervised_token_weights(ndk, phi_t[w], n_d, f, eta, row_max, row_min, y_sign[d], y_class[d],
+                                             mode, C, margin, alpha, table, known, weights)
+                else:
+                    fixed_topic_token_weights(ndk, phi_t[w], n_d, f, eta, y_sign[d], y_class[d], mode,
+                                              C, margin, alpha, weights)
                 if kept and rao_blackwell:
                     # Rao-Blackwellised E[n_dk]: add the token's conditional p(z_dn = k | z_-dn),
                     # whose expectation is that of the indicator of its draw, at lower variance
