@@ -24,7 +24,10 @@ Two token conditionals, each exposed as a function for the enumeration tests:
 
   with psi of eq. 20: ``mode`` 0 is a product of binary hinges (``exp(-C sum_m (l - y_dm
   f_m)_+)``, one per classifier), 1 the Crammer–Singer hinge of eq. 17 on class ``y_class``,
-  2 no label (psi = 1: LDA inference for new documents).
+  2 no label (psi = 1: LDA inference for new documents). The sweeps evaluate it with
+  :func:`supervised_token_weights`, which skips hinges that are inactive for every topic
+  and reads hinges active for every topic from per-document exponential tables (O(M) +
+  O(K) per such token instead of O(M K) and K exponentials).
 """
 from __future__ import annotations
 
