@@ -187,14 +187,16 @@ def _assert_frequencies(freq, p, n, tau=5.0):
     assert np.all(np.abs(freq - p) < 5 * sd + 1e-3), np.max(np.abs(freq - p) / (sd + 1e-12))
 
 
-def test_collapsed_sweep_samples_the_enumerated_joint():
+@pytest.mark.parametrize("multiplicative", [True, False])
+def test_collapsed_sweep_samples_the_enumerated_joint(multiplicative):
     p = _distribution(_log_joint_collapsed)
     z = np.zeros(len(WORDS), np.int32)
     ndk, nwk, nk = kern.count_tables(DOC_PTR, WORDS, z, K, V)
     n = 60_000
     freq = np.zeros(len(ALL_Z))
     for t in range(n):
-        z, ndk, nwk, nk = kern.gibbs_medlda_sweep(DOC_PTR, WORDS, z, ndk, nwk, nk, ETA, Y_SIGN, INV_OMEGA, ALPHA, BETA, C, MARGIN, t)
+        z, ndk, nwk, nk = kern.gibbs_medlda_sweep(DOC_PTR, WORDS, z, ndk, nwk, nk, ETA, Y_SIGN, INV_OMEGA, ALPHA, BETA, C, MARGIN, t,
+                                                  multiplicative)
         freq[_state_index(z)] += 1
     _assert_frequencies(freq / n, p, n)
 
@@ -256,6 +258,31 @@ def test_unsupervised_expected_counts_are_exact_and_rao_blackwellised():
     rms_rb = np.sqrt(np.mean((rb - exact) ** 2))
     rms_plain = np.sqrt(np.mean((plain - exact) ** 2))
     assert rms_rb < 0.7 * rms_plain, (rms_rb, rms_plain)
+
+
+@pytest.mark.parametrize("eta_scale", [1.0, 3.0])
+def test_multiplicative_factor_gives_the_exact_path_draws(eta_scale):
+    """The per-token exponential-free update of the supervised factor against the exact
+    per-token form, on a corpus of 1- to 150-token documents: same draws, sweep after sweep
+    (they differ only by rounding, about 1e-14 relative). The bound on G sends documents
+    shorter than about 2 (eta_scale 1) or 16 tokens (eta_scale 3) to the exact path, so both
+    branches mix in one sweep."""
+    rng = np.random.default_rng(3)
+    n_docs, n_topics, n_words, n_classes = 150, 8, 30, 4
+    doc_ptr = np.concatenate([[0], np.cumsum(rng.integers(1, 151, n_docs))]).astype(np.int64)
+    words = rng.integers(0, n_words, doc_ptr[-1]).astype(np.int32)
+    z = rng.integers(0, n_topics, doc_ptr[-1]).astype(np.int32)
+    eta = eta_scale * rng.standard_normal((n_classes, n_topics))
+    y_sign = rng.choice([-1.0, 1.0], (n_docs, n_classes))
+    inv_omega = rng.uniform(0.1, 5.0, (n_docs, n_classes))
+    tables = kern.count_tables(doc_ptr, words, z, n_topics, n_words)
+    fast = exact = (z, *tables)
+    for sweep in range(3):
+        fast = kern.gibbs_medlda_sweep(doc_ptr, words, *fast, eta, y_sign, inv_omega, ALPHA, BETA, C, MARGIN, sweep)
+        exact = kern.gibbs_medlda_sweep(doc_ptr, words, *exact, eta, y_sign, inv_omega, ALPHA, BETA, C, MARGIN, sweep,
+                                        False)
+        np.testing.assert_array_equal(fast[0], exact[0])
+    assert np.mean(fast[0] != z) > 0.3  # the sweeps moved
 
 
 def test_sweep_does_not_modify_its_inputs():

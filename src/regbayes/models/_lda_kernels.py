@@ -143,17 +143,21 @@ def document_terms(eta, y_sign, inv_omega, n_d, C, margin, linear, quadratic, b)
 
 
 @numba.njit(inline="always")
-def _gram_column(eta, b, j, gram, known):
-    """Column ``j`` of ``G = eta^T diag(b) eta``, computed on first use (a document touches
-    few topics, so most of G is never needed)."""
+def _gram_column(eta, b, j, gram, gram_exp, known):
+    """Column ``j`` of ``G = eta^T diag(b) eta`` and its factors ``exp(-2 G[:, j])``, computed
+    on first use (a document touches few topics, so most of G is never needed). G is
+    symmetric: the column is stored as row ``gram[j]``, contiguous for the loops that read it."""
     if not known[j]:
         K = eta.shape[1]
+        row = gram[j]
         for k in range(K):
-            gram[k, j] = 0.0
+            row[k] = 0.0
         for m in range(eta.shape[0]):
             bj = b[m] * eta[m, j]
             for k in range(K):
-                gram[k, j] += bj * eta[m, k]
+                row[k] += bj * eta[m, k]
+        for k in range(K):
+            gram_exp[j, k] = np.exp(-2.0 * row[k])
         known[j] = True
 
 
@@ -337,7 +341,8 @@ def count_tables(doc_ptr, words, z, n_topics, n_words):
 
 
 @numba.njit(cache=True)
-def gibbs_medlda_sweep(doc_ptr, words, z, ndk, nwk, nk, eta, y_sign, inv_omega, alpha, beta, C, margin, seed):
+def gibbs_medlda_sweep(doc_ptr, words, z, ndk, nwk, nk, eta, y_sign, inv_omega, alpha, beta, C, margin, seed,
+                       multiplicative=True):
     """One collapsed Gibbs sweep over every token (documents in order), Gibbs MedLDA with DA.
 
     ``ndk, nwk, nk`` are the count tables of ``z`` (see :func:`count_tables`); ``eta`` (M, K),
@@ -346,8 +351,12 @@ def gibbs_medlda_sweep(doc_ptr, words, z, ndk, nwk, nk, eta, y_sign, inv_omega, 
     Sequential by nature: every token changes the shared topic-word counts.
 
     Each token costs O(K) whatever M is (:func:`augmented_token_weights_gram`): per document,
-    O(M K) for the terms of :func:`document_terms` and O(M K) per topic the document touches
-    for the columns of G.
+    O(M K) for the terms of :func:`document_terms` and O(M K) plus K exponentials per topic
+    the document touches for the columns of G. With ``multiplicative`` (default) a token
+    needs no exponential: the supervised factor is updated by multiplying with the cached
+    ``exp(-2 G[:, j])`` of the topics it leaves and joins, wherever the bound in the code
+    keeps every factor within exp(+-300) of its start (else, and with
+    ``multiplicative=False``, the factor is exponentiated per token from ``g = G n_d``).
     """
     z = z.copy()
     ndk = ndk.copy()
@@ -363,14 +372,21 @@ def gibbs_medlda_sweep(doc_ptr, words, z, ndk, nwk, nk, eta, y_sign, inv_omega, 
     quadratic = np.zeros(K)
     b = np.empty(M)
     g = np.zeros(K)
+    factor = np.empty(K)
     gram = np.empty((K, K))
+    gram_exp = np.empty((K, K))
     known = np.zeros(K, dtype=np.bool_)
+    eta_abs_max = np.zeros(M)
+    for m in range(M):
+        for k in range(K):
+            eta_abs_max[m] = max(eta_abs_max[m], abs(eta[m, k]))
     state = _stream(seed, 0)
     for d in range(D):
         start, stop = doc_ptr[d], doc_ptr[d + 1]
         if stop == start:
             continue
         n_d = float(stop - start)
+        fast = False
         if M > 0:
             document_terms(eta, y_sign[d], inv_omega[d], n_d, C, margin, linear, quadratic, b)
             for k in range(K):
@@ -378,28 +394,51 @@ def gibbs_medlda_sweep(doc_ptr, words, z, ndk, nwk, nk, eta, y_sign, inv_omega, 
                 g[k] = 0.0
             for j in range(K):  # g = G n_d
                 if ndk[d, j] > 0.0:
-                    _gram_column(eta, b, j, gram, known)
+                    _gram_column(eta, b, j, gram, gram_exp, known)
                     for k in range(K):
-                        g[k] += gram[k, j] * ndk[d, j]
+                        g[k] += gram[j, k] * ndk[d, j]
+            # The supervised factor exp(A_k - 2 g_k - Q_k) is kept up to a constant by
+            # multiplying with exp(+-2 G[j, :]) as tokens leave and join topics (no exponential
+            # per token). |G_jk| <= bound, and g moves within 2 n_d bound over the document, so
+            # with 4 n_d bound <= 300 the factors stay within exp(+-300) of their start.
+            bound = 0.0
+            for m in range(M):
+                bound += b[m] * eta_abs_max[m] * eta_abs_max[m]
+            fast = multiplicative and 4.0 * n_d * bound <= 300.0
+            if fast:
+                top = -np.inf
+                for k in range(K):
+                    top = max(top, linear[k] - 2.0 * g[k] - quadratic[k])
+                for k in range(K):
+                    factor[k] = np.exp(linear[k] - 2.0 * g[k] - quadratic[k] - top)
         for i in range(start, stop):
             w = words[i]
             old = z[i]
             ndk[d, old] -= 1.0
             nwk[w, old] -= 1.0
             nk[old] -= 1.0
-            if M > 0:
+            if fast:
                 for k in range(K):
-                    g[k] -= gram[k, old]
-            augmented_token_weights_gram(ndk[d], nwk[w], nk, linear, quadratic, g, alpha, beta, vbeta, weights)
+                    factor[k] /= gram_exp[old, k]
+                    weights[k] = (ndk[d, k] + alpha) * (nwk[w, k] + beta) / (nk[k] + vbeta) * factor[k]
+            else:
+                if M > 0:
+                    for k in range(K):
+                        g[k] -= gram[old, k]
+                augmented_token_weights_gram(ndk[d], nwk[w], nk, linear, quadratic, g, alpha, beta, vbeta, weights)
             new, state = _draw(weights, K, state)
             z[i] = new
             ndk[d, new] += 1.0
             nwk[w, new] += 1.0
             nk[new] += 1.0
             if M > 0:
-                _gram_column(eta, b, new, gram, known)
-                for k in range(K):
-                    g[k] += gram[k, new]
+                _gram_column(eta, b, new, gram, gram_exp, known)
+                if fast:
+                    for k in range(K):
+                        factor[k] *= gram_exp[new, k]
+                else:
+                    for k in range(K):
+                        g[k] += gram[new, k]
     return z, ndk, nwk, nk
 
 
