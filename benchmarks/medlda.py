@@ -28,7 +28,7 @@ Paper 000, section 5.2 (Gibbs MedLDA and SSGRLD, Fig. 8), measured side by side 
   documents; the summary gives the documents and wall time SSGRLD needs to stay within 1
   point of Gibbs MedLDA's final accuracy, against Gibbs's own.
 
-* **Accuracy of the default prediction against run length** (``--refit-curve``, about 20
+* **Accuracy of the default prediction against run length** (``--refit-curve``, about 16
   minutes on 2 cores): separate fits of both samplers with growing ``n_iter`` and several
   ``random_state`` seeds, scored by ``predict`` (the classifier refitted on label-free topic
   proportions, ``refit_classifier=True``); the snapshot curves above keep each snapshot's
@@ -501,8 +501,8 @@ def main(argv=None):
     p.add_argument("--skip-jax", action="store_true", help="omit the JAX token-loop measurement")
     p.add_argument("--skip-accuracy", action="store_true", help="throughput only")
     p.add_argument("--refit-curve", action="store_true", help="accuracy of predict against run length (~20 min)")
-    p.add_argument("--refit-gibbs-sweeps", default="20,30,40,100", help="Gibbs run lengths of --refit-curve")
-    p.add_argument("--refit-ssgrld-iter", default="60,120,240,360", help="SSGRLD run lengths of --refit-curve")
+    p.add_argument("--refit-gibbs-sweeps", default="20,30,35,40,100", help="Gibbs run lengths of --refit-curve")
+    p.add_argument("--refit-ssgrld-iter", default="120,240,360,480,720", help="SSGRLD run lengths of --refit-curve")
     p.add_argument("--refit-seeds", default="0,1,2", help="random_state values of --refit-curve")
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--out", default=None, help="write JSON results here")
