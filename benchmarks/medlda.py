@@ -500,7 +500,7 @@ def main(argv=None):
     p.add_argument("--corpora", default="synthetic,reuters", help="throughput corpora (comma-separated)")
     p.add_argument("--skip-jax", action="store_true", help="omit the JAX token-loop measurement")
     p.add_argument("--skip-accuracy", action="store_true", help="throughput only")
-    p.add_argument("--refit-curve", action="store_true", help="accuracy of predict against run length (~20 min)")
+    p.add_argument("--refit-curve", action="store_true", help="accuracy of predict against run length (~16 min)")
     p.add_argument("--refit-gibbs-sweeps", default="20,30,35,40,100", help="Gibbs run lengths of --refit-curve")
     p.add_argument("--refit-ssgrld-iter", default="120,240,360,480,720", help="SSGRLD run lengths of --refit-curve")
     p.add_argument("--refit-seeds", default="0,1,2", help="random_state values of --refit-curve")

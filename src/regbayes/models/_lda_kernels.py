@@ -143,10 +143,11 @@ def document_terms(eta, y_sign, inv_omega, n_d, C, margin, linear, quadratic, b)
 
 
 @numba.njit(inline="always")
-def _gram_column(eta, b, j, gram, gram_exp, known):
-    """Column ``j`` of ``G = eta^T diag(b) eta`` and its factors ``exp(-2 G[:, j])``, computed
-    on first use (a document touches few topics, so most of G is never needed). G is
-    symmetric: the column is stored as row ``gram[j]``, contiguous for the loops that read it."""
+def _gram_column(eta, b, j, gram, gram_exp, with_exp, known):
+    """Column ``j`` of ``G = eta^T diag(b) eta`` and, ``with_exp``, its factors
+    ``exp(-2 G[:, j])``, computed on first use (a document touches few topics, so most of G
+    is never needed). G is symmetric: the column is stored as row ``gram[j]``, contiguous
+    for the loops that read it."""
     if not known[j]:
         K = eta.shape[1]
         row = gram[j]
@@ -156,8 +157,9 @@ def _gram_column(eta, b, j, gram, gram_exp, known):
             bj = b[m] * eta[m, j]
             for k in range(K):
                 row[k] += bj * eta[m, k]
-        for k in range(K):
-            gram_exp[j, k] = np.exp(-2.0 * row[k])
+        if with_exp:
+            for k in range(K):
+                gram_exp[j, k] = np.exp(-2.0 * row[k])
         known[j] = True
 
 
@@ -270,8 +272,8 @@ def supervised_token_weights(ndk_minus, phi_w, n_d, f_minus, eta, row_max, row_m
     K = ndk_minus.shape[0]
     M = eta.shape[0]
     inv_n = 1.0 / n_d
-    for k in range(K):
-        out[k] = (ndk_minus[k] + alpha) * phi_w[k]
+    for k in range(K):  # out holds psi (up to a constant) until the last loop
+        out[k] = 1.0
     if mode == MODE_BINARY:
         for m in range(M):
             y_m = y_sign[m]
@@ -300,23 +302,20 @@ def supervised_token_weights(ndk_minus, phi_w, n_d, f_minus, eta, row_max, row_m
         hi = margin + (G - f_y - row_min[y_class]) * inv_n
         if hi > 0.0:
             lo = margin + (H - f_y - row_max[y_class]) * inv_n
-            if lo >= 0.0:
-                best = np.empty(K)
-                for k in range(K):
-                    best[k] = np.inf
-                for m in range(M):
-                    if m != y_class and f_minus[m] + row_max[m] >= H:
-                        _factor_row(eta, m, y_class, 0.0, n_d, C, mode, table, known)
-                        scale = np.exp(-C * (f_minus[m] - H) * inv_n)
-                        for k in range(K):
-                            best[k] = min(best[k], scale * table[m, k])
-                for k in range(K):
-                    out[k] *= best[k]
-            else:
+            if lo < 0.0:
                 return fixed_topic_token_weights(ndk_minus, phi_w, n_d, f_minus, eta, y_sign, y_class, mode, C,
                                                  margin, alpha, out)
+            for k in range(K):
+                out[k] = np.inf
+            for m in range(M):
+                if m != y_class and f_minus[m] + row_max[m] >= H:
+                    _factor_row(eta, m, y_class, 0.0, n_d, C, mode, table, known)
+                    scale = np.exp(-C * (f_minus[m] - H) * inv_n)
+                    for k in range(K):
+                        out[k] = min(out[k], scale * table[m, k])
     total = 0.0
     for k in range(K):
+        out[k] *= (ndk_minus[k] + alpha) * phi_w[k]
         total += out[k]
     if not (total > 0.0 and total < np.inf):
         return fixed_topic_token_weights(ndk_minus, phi_w, n_d, f_minus, eta, y_sign, y_class, mode, C, margin,
@@ -389,14 +388,6 @@ def gibbs_medlda_sweep(doc_ptr, words, z, ndk, nwk, nk, eta, y_sign, inv_omega, 
         fast = False
         if M > 0:
             document_terms(eta, y_sign[d], inv_omega[d], n_d, C, margin, linear, quadratic, b)
-            for k in range(K):
-                known[k] = False
-                g[k] = 0.0
-            for j in range(K):  # g = G n_d
-                if ndk[d, j] > 0.0:
-                    _gram_column(eta, b, j, gram, gram_exp, known)
-                    for k in range(K):
-                        g[k] += gram[j, k] * ndk[d, j]
             # The supervised factor exp(A_k - 2 g_k - Q_k) is kept up to a constant by
             # multiplying with exp(+-2 G[j, :]) as tokens leave and join topics (no exponential
             # per token). |G_jk| <= bound, and g moves within 2 n_d bound over the document, so
@@ -405,6 +396,14 @@ def gibbs_medlda_sweep(doc_ptr, words, z, ndk, nwk, nk, eta, y_sign, inv_omega, 
             for m in range(M):
                 bound += b[m] * eta_abs_max[m] * eta_abs_max[m]
             fast = multiplicative and 4.0 * n_d * bound <= 300.0
+            for k in range(K):
+                known[k] = False
+                g[k] = 0.0
+            for j in range(K):  # g = G n_d
+                if ndk[d, j] > 0.0:
+                    _gram_column(eta, b, j, gram, gram_exp, fast, known)
+                    for k in range(K):
+                        g[k] += gram[j, k] * ndk[d, j]
             if fast:
                 top = -np.inf
                 for k in range(K):
@@ -432,7 +431,7 @@ def gibbs_medlda_sweep(doc_ptr, words, z, ndk, nwk, nk, eta, y_sign, inv_omega, 
             nwk[w, new] += 1.0
             nk[new] += 1.0
             if M > 0:
-                _gram_column(eta, b, new, gram, gram_exp, known)
+                _gram_column(eta, b, new, gram, gram_exp, fast, known)
                 if fast:
                     for k in range(K):
                         factor[k] *= gram_exp[new, k]
