@@ -221,7 +221,9 @@ def throughput_regbayes(sampler, X, data, batch_size, step_size, n_steps, thin, 
     from regbayes.samplers import ssgld, ssgnht
 
     potential = build_potential(batch_size)
-    kernel = ssgld(potential, "adagrad") if sampler == "ssgld" else ssgnht(potential)
+    # "ssgld_plain": SSGLD without AdaGrad, the update blackjax.sgld makes (same step)
+    kernel = {"ssgld": lambda: ssgld(potential, "adagrad"), "ssgld_plain": lambda: ssgld(potential), "ssgnht": lambda: ssgnht(potential)}[sampler]()
+    sampler = "ssgld" if sampler == "ssgld_plain" else sampler
     h = step_size if step_size is not None else default_step(sampler, X, batch_size, hyper)
     init = jnp.zeros((1, data.X.shape[1]), data.X.dtype)
     extra = {}
@@ -575,6 +577,8 @@ def bench_size(n, args, hyper):
     for sampler in ("ssgld", "ssgnht"):
         if not res["methods"][sampler].get("failed"):
             runners[sampler] = throughput_regbayes(sampler, X, data32, bs, step_override.get(sampler), t_steps, t_thin, hyper)
+    if not res["methods"]["ssgld"].get("failed"):
+        runners["ssgld_plain"] = throughput_regbayes("ssgld_plain", X, data32, bs, step_override.get("ssgld"), t_steps, t_thin, hyper)
     runners["blackjax_sgld"] = throughput_blackjax(data32, bs, bj_step, t_steps, t_thin)
     runners["blackjax_sgld_rbg"] = throughput_blackjax(data32, bs, bj_step, t_steps, t_thin, key_impl="rbg")
     # the same pair at BayesianSVC's default thinning for SSGLD (what a default fit runs)
@@ -584,7 +588,7 @@ def bench_size(n, args, hyper):
     if not res["methods"]["ssgld"].get("failed"):
         runners["ssgld_default_thin"] = throughput_regbayes("ssgld", X, data32, bs, step_override.get("ssgld"), t_steps, d_thin, hyper)
     runners["blackjax_sgld_default_thin"] = throughput_blackjax(data32, bs, bj_step, t_steps, d_thin)
-    names = ("ssgld", "ssgnht", "blackjax_sgld", "blackjax_sgld_rbg", "ssgld_default_thin", "blackjax_sgld_default_thin")
+    names = ("ssgld", "ssgld_plain", "ssgnht", "blackjax_sgld", "blackjax_sgld_rbg", "ssgld_default_thin", "blackjax_sgld_default_thin")
     thr = {k: {"wall": [], "cpu": []} for k in names}
     for r in range(args.repeats + 1):
         for name in list(runners):
@@ -642,6 +646,11 @@ def bench_size(n, args, hyper):
     ok = not m["ssgld"].get("failed")
     ratios = {
         "ssgld_over_blackjax_it_per_s": thr["ssgld"]["median_it_per_s"] / thr["blackjax_sgld"]["median_it_per_s"] if ok else None,
+        "ssgld_plain_over_blackjax_it_per_s": (
+            thr["ssgld_plain"]["median_it_per_s"] / thr["blackjax_sgld"]["median_it_per_s"]
+            if ok and thr.get("ssgld_plain", {}).get("median_it_per_s")
+            else None
+        ),
         "ssgld_over_blackjax_rbg_it_per_s": thr["ssgld"]["median_it_per_s"] / thr["blackjax_sgld_rbg"]["median_it_per_s"] if ok else None,
         "ssgld_over_blackjax_it_per_s_best": thr["ssgld"]["best_it_per_s"] / thr["blackjax_sgld"]["best_it_per_s"] if ok else None,
         "ssgld_over_blackjax_it_per_cpu_s": thr["ssgld"]["median_it_per_cpu_s"] / thr["blackjax_sgld"]["median_it_per_cpu_s"] if ok else None,
@@ -848,6 +857,8 @@ def markdown(results):
             f"÷ BlackJAX with rbg keys: {fmt(ra['ssgld_over_blackjax_rbg_it_per_s'], '.2f')}; medians of wall time; per CPU-second: "
             f"{fmt(ra['ssgld_over_blackjax_it_per_cpu_s'], '.2f')}; best runs: "
             f"{fmt(ra['ssgld_over_blackjax_it_per_s_best'], '.2f')}; main runs: {fmt(ra['ssgld_over_blackjax_it_per_s_main_run'], '.2f')}).  "
+            f"SSGLD without AdaGrad (the update blackjax.sgld makes): {fmt(thr.get('ssgld_plain', {}).get('median_it_per_s'), '.4g')} it/s, "
+            f"÷ BlackJAX = {fmt(ra.get('ssgld_plain_over_blackjax_it_per_s'), '.2f')}.  "
             f"At BayesianSVC's default thin {thr.get('default_thin', '—')}: SSGLD {fmt(thr.get('ssgld_default_thin', {}).get('median_it_per_s'), '.4g')} it/s, "
             f"BlackJAX SGLD {fmt(thr.get('blackjax_sgld_default_thin', {}).get('median_it_per_s'), '.4g')} it/s, "
             f"**SSGLD ÷ BlackJAX it/s = {fmt(ra.get('ssgld_over_blackjax_it_per_s_default_thin'), '.2f')}**.  "

@@ -119,8 +119,10 @@ def test_invalid_arguments_are_rejected(kwargs):
 @pytest.mark.parametrize("kernel_name", ["ssgld", "shmc"])
 def test_programs_with_a_fixed_thin_give_the_same_draws(monkeypatch, kernel_name):
     """On a GPU every distinct thin gets its own program with fixed-length loops
-    (``STATIC_THIN``); draws, potentials, acceptance and row counts must not change.
-    Warm-up with adaptation (150 steps) runs several phases with their own thinning."""
+    (``STATIC_THIN``), and the kept draws run in chunks of a fixed size (31 draws in
+    chunks of 11, 11 and 9: two programs); draws, potentials, acceptance and row counts
+    must not change. Warm-up with adaptation (150 steps) runs several phases with their
+    own thinning."""
     from regbayes.inference import driver
     from regbayes.samplers import shmc
 
@@ -128,7 +130,7 @@ def test_programs_with_a_fixed_thin_give_the_same_draws(monkeypatch, kernel_name
     init = jnp.linspace(-1.0, 1.0, N_CHAINS, dtype=jnp.float32)[:, None]
 
     def go():
-        return sample(kernel, make_data(), init, jax.random.key(4), n_warmup=150, n_draws=30, thin=7, step_size=0.3, n_chunks=3)
+        return sample(kernel, make_data(), init, jax.random.key(4), n_warmup=150, n_draws=31, thin=7, step_size=0.3, n_chunks=3)
 
     monkeypatch.setattr(driver, "STATIC_THIN", False)
     traced = go()

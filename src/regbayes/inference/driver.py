@@ -45,15 +45,20 @@ class SampleResult(NamedTuple):
     final_states: object
 
 
-@functools.partial(jax.jit, static_argnames=("kernel", "schedule_fn", "capacity", "static_thin"))
-def _run_block(states, keys, data, t0, n_saved, thin, schedule_tree, *, kernel, schedule_fn, capacity, static_thin=None):
+@functools.partial(jax.jit, static_argnames=("kernel", "schedule_fn", "capacity", "static_thin", "static_saved"))
+def _run_block(
+    states, keys, data, t0, n_saved, thin, schedule_tree, *, kernel, schedule_fn, capacity, static_thin=None, static_saved=None
+):
     """Run ``n_saved * thin`` steps per chain, keeping every ``thin``-th position.
 
     ``n_saved`` (<= ``capacity``) and ``thin`` are traced, so one compiled program serves
     every chunk of a run: warm-up and draws, whatever their lengths. With ``static_thin``
     (an int) the thinning is fixed at compile time instead and the traced ``thin`` is
     ignored: on a GPU a loop with a traced trip count waits for the host at every
-    iteration, a loop of fixed length does not. The schedule is a pytree
+    iteration, a loop of fixed length does not. With ``static_saved`` (an int, only
+    together with ``static_thin``) the number of kept draws is fixed too: the outer loop
+    is then a ``scan`` that stacks the draws, with no host round trip per kept draw, and
+    ``n_saved``/``capacity`` are ignored. The schedule is a pytree
     (``schedule_tree``, traced: a new step size reuses the program) or, for any other
     callable, ``schedule_fn`` (static).
     """
@@ -68,8 +73,8 @@ def _run_block(states, keys, data, t0, n_saved, thin, schedule_tree, *, kernel, 
             jax.tree_util.tree_map(lambda x: jnp.zeros((capacity, *x.shape), x.dtype), info_shape),
         )
 
-        def outer(i, carry):
-            state, key, t, (pos_buf, info_buf) = carry
+        def advance(state, key, t):
+            """``thin`` kernel steps; the info of the last, averaged/summed where it varies."""
 
             def inner(j, carry):
                 # Only what changes is carried: the step index is the loop's own counter,
@@ -95,6 +100,20 @@ def _run_block(states, keys, data, t0, n_saved, thin, schedule_tree, *, kernel, 
                 acceptance=last.acceptance if is_fixed(last.acceptance) else (accept + last.acceptance) / thin,
                 n_evaluated=thin * last.n_evaluated if is_fixed(last.n_evaluated) else n_eval + last.n_evaluated,
             )
+            return state, key, t, info
+
+        if static_saved is not None:
+
+            def kept(carry, _):
+                state, key, t, info = advance(*carry)
+                return (state, key, t), (state.position, info)
+
+            (state, key, _), saved = jax.lax.scan(kept, (state, key, t0), None, length=static_saved)
+            return state, key, saved
+
+        def outer(i, carry):
+            state, key, t, (pos_buf, info_buf) = carry
+            state, key, t, info = advance(state, key, t)
             pos_buf = pos_buf.at[i].set(state.position)
             info_buf = jax.tree_util.tree_map(lambda b, v: b.at[i].set(v), info_buf, info)
             return state, key, t, (pos_buf, info_buf)
@@ -237,10 +256,13 @@ def sample(
     def install(states, T):
         return jax.vmap(kernel.adapt, in_axes=(0, None))(states, jnp.asarray(T, dtype))
 
-    if kernel.adapt is not None:
-        T0 = initial_scale * (np.eye(n_coords) if dense else np.ones(n_coords))
-        states = install(states, T0)
     adapting = kernel.adapt is not None and adapt_transform and n_warmup >= 100
+    if kernel.adapt is not None:
+        # T0 = initial_scale * I. Stored as a diagonal unless a dense T will replace it
+        # during warm-up (then the programs keep one shape): the same draws, without the
+        # two P x P matvecs per step (on a GPU, two kernel launches a step).
+        T0 = initial_scale * (np.eye(n_coords) if dense and adapting else np.ones(n_coords))
+        states = install(states, T0)
 
     total_steps = n_warmup + n_draws * thin
     bar = None
@@ -259,21 +281,27 @@ def sample(
 
     static_thin = static_thin_loops()
 
-    def program(step_thin):
+    def program(step_thin, n_saved=None):
+        """The compiled block; with ``static_thin``, one per thin (and per chunk size of the draws)."""
         nonlocal compile_seconds
-        name = step_thin if static_thin else None
+        name = (step_thin, n_saved) if static_thin else None
         if name not in compiled_cache:
             t0 = jnp.asarray(0.0, jnp.float32)
-            static = dict(kernel=kernel, schedule_fn=schedule_fn, capacity=capacity, static_thin=name)
+            static = dict(kernel=kernel, schedule_fn=schedule_fn, capacity=capacity)
+            if static_thin:
+                static.update(static_thin=step_thin, static_saved=n_saved)
             args = (states, keys, data, t0, int_zero, int_zero, schedule_tree)
             compiled_cache[name], seconds = _compile(*args, **static)
             compile_seconds += seconds
         return compiled_cache[name]
 
-    def run_phase(states, keys, n_steps, thin_, save, n_pieces):
+    def run_phase(states, keys, n_steps, thin_, save, n_pieces, draws=False):
         """Run ``n_steps`` kernel steps, keeping every ``thin_``-th position when ``save``.
 
         Unsaved (warm-up) steps are grouped ``thin_`` at a time so that few chunks run.
+        With ``draws`` (the kept draws, most of a long run) and ``static_thin``, the chunk
+        sizes are fixed at compile time as well: at most two programs (``_chunks`` gives
+        equal chunks and one shorter last one), none with a host round trip per draw.
         """
         nonlocal elapsed, t
         if not save:
@@ -285,16 +313,12 @@ def sample(
         if n_steps % thin_:
             plan.append((n_steps % thin_, 1))
         for size, step_thin in plan:
-            run_chunk = program(step_thin)
+            run_chunk = program(step_thin, size if draws and static_thin else None)
             start = time.perf_counter()
+            # NumPy scalars: the compiled call moves them to the device itself, which on a
+            # GPU costs far less than a jnp.asarray each (measured: see BENCHMARKS.md)
             states, keys, (positions, infos) = run_chunk(
-                states,
-                keys,
-                data,
-                jnp.asarray(t, jnp.float32),
-                jnp.asarray(size, jnp.int32),
-                jnp.asarray(step_thin, jnp.int32),
-                schedule_tree,
+                states, keys, data, np.float32(t), np.int32(size), np.int32(step_thin), schedule_tree
             )
             jax.block_until_ready(states)
             seconds = time.perf_counter() - start
@@ -337,7 +361,7 @@ def sample(
             states, keys, _, infos, _ = run_phase(states, keys, rest, 1, False, max(1, n_chunks // 3))
             warm_pot += [i.potential for i in infos]
             warm_steps += recorded_steps
-        states, keys, pos_parts, info_parts, wall = run_phase(states, keys, n_draws * thin, thin, True, n_chunks)
+        states, keys, pos_parts, info_parts, wall = run_phase(states, keys, n_draws * thin, thin, True, n_chunks, draws=True)
     finally:
         if bar is not None:
             bar.close()
