@@ -103,13 +103,16 @@ def _run_block(
             return state, key, t, info
 
         if static_saved is not None:
+            constants = {}  # StepInfo fields that are constants (``is_fixed``): not stacked per draw
 
             def kept(carry, _):
                 state, key, t, info = advance(*carry)
-                return (state, key, t), (state.position, info)
+                constants.update({f: v for f, v in info._asdict().items() if is_fixed(v)})
+                return (state, key, t), (state.position, info._replace(**{f: None for f in constants}))
 
-            (state, key, _), saved = jax.lax.scan(kept, (state, key, t0), None, length=static_saved)
-            return state, key, saved
+            (state, key, _), (positions, infos) = jax.lax.scan(kept, (state, key, t0), None, length=static_saved)
+            infos = infos._replace(**{f: jnp.broadcast_to(v, (static_saved, *np.shape(v))) for f, v in constants.items()})
+            return state, key, (positions, infos)
 
         def outer(i, carry):
             state, key, t, (pos_buf, info_buf) = carry
