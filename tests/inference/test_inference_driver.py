@@ -116,13 +116,17 @@ def test_invalid_arguments_are_rejected(kwargs):
         run(**kwargs)
 
 
-@pytest.mark.parametrize("kernel_name", ["ssgld", "shmc"])
-def test_programs_with_a_fixed_thin_give_the_same_draws(monkeypatch, kernel_name):
+@pytest.mark.parametrize(
+    "kernel_name, n_warmup, n_draws, fixed_draw_count",
+    [("ssgld", 150, 30, False), ("shmc", 150, 30, False), ("ssgld", 0, 30, True), ("shmc", 0, 30, True), ("ssgld", 0, 31, False)],
+)
+def test_programs_with_a_fixed_thin_give_the_same_draws(monkeypatch, kernel_name, n_warmup, n_draws, fixed_draw_count):
     """On a GPU every distinct thin gets its own program with fixed-length loops
-    (``STATIC_THIN``), and the kept draws run in chunks of a fixed size (31 draws in
-    chunks of 11, 11 and 9: two programs); draws, potentials, acceptance and row counts
-    must not change. Warm-up with adaptation (150 steps) runs several phases with their
-    own thinning."""
+    (``STATIC_THIN``); draws, potentials, acceptance and row counts must not change.
+    Warm-up with adaptation (150 steps) runs several phases with their own thinning, and
+    the draws reuse warm-up's program of their thin. Without warm-up, 30 draws in 3
+    equal chunks run in a program whose draw count is fixed too; 31 draws (chunks of 11,
+    11 and 9) keep the traced count rather than compile a second program."""
     from regbayes.inference import driver
     from regbayes.samplers import shmc
 
@@ -130,12 +134,19 @@ def test_programs_with_a_fixed_thin_give_the_same_draws(monkeypatch, kernel_name
     init = jnp.linspace(-1.0, 1.0, N_CHAINS, dtype=jnp.float32)[:, None]
 
     def go():
-        return sample(kernel, make_data(), init, jax.random.key(4), n_warmup=150, n_draws=31, thin=7, step_size=0.3, n_chunks=3)
+        return sample(kernel, make_data(), init, jax.random.key(4), n_warmup=n_warmup, n_draws=n_draws, thin=7, step_size=0.3, n_chunks=3)
 
     monkeypatch.setattr(driver, "STATIC_THIN", False)
     traced = go()
     monkeypatch.setattr(driver, "STATIC_THIN", True)
+    compiled = []
+    original = driver._compile
+    monkeypatch.setattr(driver, "_compile", lambda *a, **k: compiled.append(k) or original(*a, **k))
     fixed = go()
+    assert [k["static_thin"] for k in compiled if k["static_thin"] == 7]  # a program of the draws' thin
+    assert any(k.get("static_saved") == 10 for k in compiled) is fixed_draw_count
+    thins = [k["static_thin"] for k in compiled]
+    assert len(thins) == len(set(thins))  # one program per thin
     np.testing.assert_allclose(fixed.positions, traced.positions, rtol=1e-6, atol=1e-6)
     np.testing.assert_allclose(fixed.potential, traced.potential, rtol=1e-6)
     np.testing.assert_allclose(fixed.acceptance, traced.acceptance, rtol=1e-6)

@@ -302,9 +302,12 @@ def sample(
         """Run ``n_steps`` kernel steps, keeping every ``thin_``-th position when ``save``.
 
         Unsaved (warm-up) steps are grouped ``thin_`` at a time so that few chunks run.
-        With ``draws`` (the kept draws, most of a long run) and ``static_thin``, the chunk
-        sizes are fixed at compile time as well: at most two programs (``_chunks`` gives
-        equal chunks and one shorter last one), none with a host round trip per draw.
+        With ``draws`` (the kept draws) and ``static_thin``, the number of draws per chunk
+        is fixed at compile time as well, so that no kept draw waits for the host. That
+        program is only built where it adds none: when the chunks are of equal size and
+        warm-up has not already compiled a program for this thin (which the draws then
+        reuse). On an H100 a program costs about 2.5 s to compile, and the fixed count
+        saves about 35 µs per kept draw (BENCHMARKS.md).
         """
         nonlocal elapsed, t
         if not save:
@@ -315,8 +318,11 @@ def sample(
         plan = [(size, thin_) for size in _chunks(n_steps // thin_, max(n_pieces, math.ceil(n_steps / thin_ / capacity)))]
         if n_steps % thin_:
             plan.append((n_steps % thin_, 1))
+        fixed_draws = (
+            draws and static_thin and len({size for size, _ in plan}) == 1 and (thin_, None) not in compiled_cache
+        )
         for size, step_thin in plan:
-            run_chunk = program(step_thin, size if draws and static_thin else None)
+            run_chunk = program(step_thin, size if fixed_draws else None)
             start = time.perf_counter()
             # NumPy scalars: the compiled call moves them to the device itself, which on a
             # GPU costs far less than a jnp.asarray each (measured: see BENCHMARKS.md)
