@@ -221,9 +221,11 @@ def throughput_regbayes(sampler, X, data, batch_size, step_size, n_steps, thin, 
     from regbayes.samplers import ssgld, ssgnht
 
     potential = build_potential(batch_size)
-    # "ssgld_plain": SSGLD without AdaGrad, the update blackjax.sgld makes (same step)
-    kernel = {"ssgld": lambda: ssgld(potential, "adagrad"), "ssgld_plain": lambda: ssgld(potential), "ssgnht": lambda: ssgnht(potential)}[sampler]()
-    sampler = "ssgld" if sampler == "ssgld_plain" else sampler
+    if sampler == "ssgnht":
+        kernel = ssgnht(potential)
+    else:  # "ssgld_plain": SSGLD without AdaGrad, the update blackjax.sgld makes (same step)
+        kernel = ssgld(potential, None if sampler == "ssgld_plain" else "adagrad")
+        sampler = "ssgld"
     h = step_size if step_size is not None else default_step(sampler, X, batch_size, hyper)
     init = jnp.zeros((1, data.X.shape[1]), data.X.dtype)
     extra = {}

@@ -68,10 +68,6 @@ def _run_block(
 
     def one_chain(state, key):
         info_shape = jax.eval_shape(lambda s, k: kernel.step(k, s, data, schedule(t0))[1], state, key)
-        buffers = (
-            jnp.zeros((capacity, *state.position.shape), state.position.dtype),
-            jax.tree_util.tree_map(lambda x: jnp.zeros((capacity, *x.shape), x.dtype), info_shape),
-        )
 
         def advance(state, key, t):
             """``thin`` kernel steps; the info of the last, averaged/summed where it varies."""
@@ -113,6 +109,11 @@ def _run_block(
             (state, key, _), (positions, infos) = jax.lax.scan(kept, (state, key, t0), None, length=static_saved)
             infos = infos._replace(**{f: jnp.broadcast_to(v, (static_saved, *np.shape(v))) for f, v in constants.items()})
             return state, key, (positions, infos)
+
+        buffers = (
+            jnp.zeros((capacity, *state.position.shape), state.position.dtype),
+            jax.tree_util.tree_map(lambda x: jnp.zeros((capacity, *x.shape), x.dtype), info_shape),
+        )
 
         def outer(i, carry):
             state, key, t, (pos_buf, info_buf) = carry
