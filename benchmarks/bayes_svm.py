@@ -226,7 +226,7 @@ def throughput_regbayes(sampler, X, data, batch_size, step_size, n_steps, thin, 
     else:  # "ssgld_plain": SSGLD without AdaGrad, the update blackjax.sgld makes (same step)
         kernel = ssgld(potential, None if sampler == "ssgld_plain" else "adagrad")
         sampler = "ssgld"
-    h = step_size if step_size is not None else default_step(sampler, X, batch_size, hyper)
+    h = step_size if step_size is not None else default_step(sampler, X, batch_size, hyper, n_warmup=0)
     init = jnp.zeros((1, data.X.shape[1]), data.X.dtype)
     extra = {}
     if "initial_scale" in inspect.signature(sample).parameters:
@@ -465,14 +465,14 @@ def plan(n, quick, args):
     return sg, sg0, gibbs_ref, gibbs_run, nuts
 
 
-def default_step(sampler, X, batch_size, hyper):
-    """The step BayesianSVC picks by default for these data (falls back to the module
-    constants if its private helper is not there)."""
+def default_step(sampler, X, batch_size, hyper, n_warmup=None):
+    """The step BayesianSVC picks by default for these data and warm-up length (falls back
+    to the module constants if its private helper is not there)."""
     from regbayes import BayesianSVC
     from regbayes.models import bayes_svm
 
     try:
-        model = BayesianSVC(sampler=sampler, batch_size=batch_size, **hyper)
+        model = BayesianSVC(sampler=sampler, batch_size=batch_size, n_warmup=n_warmup, **hyper)
         h = model._step_schedule(X, X.shape[0], min(batch_size, X.shape[0]))[0]
         if not callable(h):
             return float(h)
@@ -543,16 +543,17 @@ def bench_size(n, args, hyper):
     for sampler in ("ssgld", "ssgnht"):
         for suffix, cfg in (("", sg), ("_step0", sg0)):
             key = sampler + suffix
-            step = step_override.get(sampler)
+            step = step_override.get(key)
             for attempt in range(args.divergence_retries + 1):
                 try:
                     run = run_regbayes(sampler, X, y, batch_size=bs, seed=args.seed + 3, hyper=hyper, step_size=step, **cfg)
                     break
                 except FloatingPointError as err:  # regbayes' DivergenceError
-                    old = step or default_step(sampler, X, bs, hyper)
+                    default = default_step(sampler, X, bs, hyper, n_warmup=cfg["n_warmup"])
+                    old = step or default
                     step = old / 3.0
                     res["notes"].append(
-                        f"{LABELS[key]} diverged at N={n} with step_size={'default ' if attempt == 0 and old == default_step(sampler, X, bs, hyper) else ''}{old:.3g} "
+                        f"{LABELS[key]} diverged at N={n} with step_size={'default ' if attempt == 0 and old == default else ''}{old:.3g} "
                         f"({err}); " + (f"retried with step_size={step:.3g}" if attempt < args.divergence_retries else "giving up")
                     )
                     log(f"N={n}: {key} diverged: {err}")
@@ -560,7 +561,7 @@ def bench_size(n, args, hyper):
                 res["methods"][key] = {"failed": res["notes"][-1]}
                 continue
             if step is not None:
-                step_override[sampler] = step
+                step_override[key] = step
             res["methods"][key] = evaluate(run, ref_mean, ref_acc, Xt, yt, args.tolerance, args.rel_tolerance)
             res["methods"][key]["step_size"] = "default" if step is None else step
             log(f"N={n}: {key} {res['methods'][key]['it_per_s']:.4g} it/s")
@@ -578,9 +579,9 @@ def bench_size(n, args, hyper):
     runners = {}
     for sampler in ("ssgld", "ssgnht"):
         if not res["methods"][sampler].get("failed"):
-            runners[sampler] = throughput_regbayes(sampler, X, data32, bs, step_override.get(sampler), t_steps, t_thin, hyper)
+            runners[sampler] = throughput_regbayes(sampler, X, data32, bs, step_override.get(sampler + "_step0"), t_steps, t_thin, hyper)
     if not res["methods"]["ssgld"].get("failed"):
-        runners["ssgld_plain"] = throughput_regbayes("ssgld_plain", X, data32, bs, step_override.get("ssgld"), t_steps, t_thin, hyper)
+        runners["ssgld_plain"] = throughput_regbayes("ssgld_plain", X, data32, bs, step_override.get("ssgld_step0"), t_steps, t_thin, hyper)
     runners["blackjax_sgld"] = throughput_blackjax(data32, bs, bj_step, t_steps, t_thin)
     runners["blackjax_sgld_rbg"] = throughput_blackjax(data32, bs, bj_step, t_steps, t_thin, key_impl="rbg")
     # the same pair at BayesianSVC's default thinning for SSGLD (what a default fit runs)
@@ -588,7 +589,7 @@ def bench_size(n, args, hyper):
 
     d_thin = DEFAULT_THIN["ssgld"]
     if not res["methods"]["ssgld"].get("failed"):
-        runners["ssgld_default_thin"] = throughput_regbayes("ssgld", X, data32, bs, step_override.get("ssgld"), t_steps, d_thin, hyper)
+        runners["ssgld_default_thin"] = throughput_regbayes("ssgld", X, data32, bs, step_override.get("ssgld_step0"), t_steps, d_thin, hyper)
     runners["blackjax_sgld_default_thin"] = throughput_blackjax(data32, bs, bj_step, t_steps, d_thin)
     names = ("ssgld", "ssgld_plain", "ssgnht", "blackjax_sgld", "blackjax_sgld_rbg", "ssgld_default_thin", "blackjax_sgld_default_thin")
     thr = {k: {"wall": [], "cpu": []} for k in names}

@@ -135,6 +135,20 @@ def test_diverging_step_size_is_reported(binary):
         BayesianSVC(sampler="ssgnht", step_size=50.0, schedule="constant", **FAST).fit(X, y)
 
 
+def test_ssgnht_without_warmup_keeps_the_minibatch_noise_of_its_start():
+    # Without warm-up T stays T0 = scale * I, and the minibatch noise h^2 V grows with
+    # scale^2: the default h shrinks so that h * scale equals the cap's h * sigma_ref.
+    X = np.random.default_rng(0).normal(size=(20_000, 4))
+    n = X.shape[0]
+    cold, warm = BayesianSVC(sampler="ssgnht", n_warmup=0), BayesianSVC(sampler="ssgnht")
+    sigma_ref = cold._sigma_ref(X, n)
+    h_cold = cold._step_schedule(X, n, 100)[0]
+    h_warm = warm._step_schedule(X, n, 100)[0]
+    assert h_warm == pytest.approx(0.15 * np.sqrt(100 / n))
+    assert cold._initial_scale(X, n) == pytest.approx(np.sqrt(sigma_ref))
+    assert h_cold * cold._initial_scale(X, n) == pytest.approx(h_warm * sigma_ref)
+
+
 def test_gibbs_refuses_too_many_features():
     X = sp.random(50, 6000, density=0.01, format="csr", random_state=0)
     y = np.arange(50) % 2
