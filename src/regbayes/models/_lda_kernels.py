@@ -442,15 +442,18 @@ def gibbs_medlda_sweep(doc_ptr, words, z, ndk, nwk, nk, eta, y_sign, inv_omega, 
 
 
 def _fixed_topic_sweeps(doc_ptr, words, z, phi_t, eta, y_sign, y_class, mode, C, margin, alpha,
-                       n_sweeps, n_burnin, seed, record, doc_keys, init_random):
+                       n_sweeps, n_burnin, seed, record, doc_keys, init_random, record_probabilities=False):
     """Gibbs sweeps of eq. 22 over documents sampled in parallel (Phi and eta fixed).
 
     ``phi_t`` (V, K) is Phi transposed; ``y_sign`` (D, M), ``y_class`` (D,) as in
     :func:`fixed_topic_token_weights`. Each document runs ``n_sweeps`` sweeps from ``z``; the
     last ``n_sweeps - n_burnin`` are recorded (``z_kept`` is empty unless ``record``).
-    Returns ``(z_new, ndk_mean (D, K), z_kept (n_sweeps - n_burnin, n_tokens))``: the final
-    assignments, the document-topic counts averaged over the recorded sweeps, and the
-    recorded assignments (for expected topic-word counts).
+    Returns ``(z_new, ndk_mean (D, K), z_kept (n_sweeps - n_burnin, n_tokens), p_kept
+    (n_tokens, K))``: the final assignments, the document-topic counts averaged over the
+    recorded sweeps, the recorded assignments (for expected topic-word counts), and, with
+    ``record_probabilities``, each token's conditional ``p(z_dn = k | z_-dn, Phi, eta)``
+    averaged over the recorded sweeps (empty otherwise): a Rao-Blackwellised estimate of
+    the indicator of its topic, whose expectation is the same at lower variance.
 
     Without labels (``MODE_UNSUPERVISED``: ``transform``) ``ndk_mean`` is Rao-Blackwellised:
     each token adds its conditional probabilities, computed when it is resampled, rather
@@ -474,6 +477,7 @@ def _fixed_topic_sweeps(doc_ptr, words, z, phi_t, eta, y_sign, y_class, mode, C,
     z = z.copy()
     ndk_mean = np.zeros((D, K))
     z_kept = np.empty((max(n_kept, 0), words.shape[0]) if record else (0, 0), dtype=z.dtype)
+    p_kept = np.zeros((words.shape[0], K) if record_probabilities else (0, K))
     supervised = mode != MODE_UNSUPERVISED and M > 0
     row_max = np.empty(M)
     row_min = np.empty(M)
@@ -512,14 +516,17 @@ def _fixed_topic_sweeps(doc_ptr, words, z, phi_t, eta, y_sign, y_class, mode, C,
                 else:
                     fixed_topic_token_weights(ndk, phi_t[w], n_d, f, eta, y_sign[d], y_class[d], mode,
                                               C, margin, alpha, weights)
-                if kept and rao_blackwell:
+                if kept and (rao_blackwell or record_probabilities):
                     # Rao-Blackwellised E[n_dk]: add the token's conditional p(z_dn = k | z_-dn),
                     # whose expectation is that of the indicator of its draw, at lower variance
                     total = 0.0
                     for k in range(K):
                         total += weights[k]
                     for k in range(K):
-                        ndk_mean[d, k] += weights[k] / total
+                        if rao_blackwell:
+                            ndk_mean[d, k] += weights[k] / total
+                        if record_probabilities:
+                            p_kept[i, k] += weights[k] / (total * n_kept)
                 new, state = _draw(weights, K, state)
                 z[i] = new
                 ndk[new] += 1.0
@@ -535,7 +542,7 @@ def _fixed_topic_sweeps(doc_ptr, words, z, phi_t, eta, y_sign, y_class, mode, C,
         if n_kept > 0:
             for k in range(K):
                 ndk_mean[d, k] /= n_kept
-    return z, ndk_mean, z_kept
+    return z, ndk_mean, z_kept, p_kept
 
 
 def _renamed(func, name):
@@ -585,6 +592,17 @@ def expected_topic_word(words, z_kept, n_topics, n_words):
     index = z_kept.astype(np.int64) * n_words + words[None, :]
     counts = np.bincount(index.ravel(), minlength=n_topics * n_words).astype(np.float64)
     return counts.reshape(n_topics, n_words) / n_kept
+
+
+@numba.njit(cache=True)
+def expected_topic_word_soft(words, p_kept, n_words):
+    """Topic-word counts (K, V) from per-token topic probabilities ``p_kept`` (n_tokens, K)."""
+    K = p_kept.shape[1]
+    counts = np.zeros((n_words, K))
+    for i in range(words.shape[0]):
+        for k in range(K):
+            counts[words[i], k] += p_kept[i, k]
+    return counts.T.copy()
 
 
 def tokens_from_counts(X):
