@@ -41,10 +41,11 @@ MINIBATCH_SAMPLERS = ("ssgld", "ssgnht", "srwm")
 MAX_GIBBS_FEATURES = 5000
 
 # The kernels run in whitened coordinates (regbayes.samplers.base): the driver starts
-# from T = sigma_ref * I, sigma_ref = (1/nu^2 + c N mean(x^2))^(-1/2) (the Gaussian
-# analogue of the posterior width), and re-estimates T from warm-up draws. Step sizes are
-# therefore relative to the posterior's scale; these defaults were chosen on
-# standardised breast-cancer data against a long Gibbs run. srwm's is 2.38 / sqrt(P).
+# from T0 = scale * I, with scale set from sigma_ref = (1/nu^2 + c N mean(x^2))^(-1/2)
+# (the Gaussian analogue of the posterior width; see BayesianSVC._initial_scale), and
+# re-estimates T from warm-up draws. Step sizes are therefore relative to the
+# posterior's scale; these defaults were chosen on standardised breast-cancer data
+# against a long Gibbs run. srwm's is 2.38 / sqrt(P).
 DEFAULT_RELATIVE_STEP = {"ssgld": 0.5, "ssgnht": 0.15, "shmc": 0.3, "srwm": 2.38}
 DEFAULT_ADAGRAD_STEP = 0.4
 # Thinning: a minibatch step costs O(batch_size * d), so tens of them go into one draw.
