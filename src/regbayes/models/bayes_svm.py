@@ -91,7 +91,10 @@ class BayesianSVC(ClassifierMixin, BaseEstimator):
         h (``t -> h_t`` if callable), relative to the posterior's scale: the samplers run
         in coordinates whitened by a transform estimated during warm-up (see
         :func:`regbayes.inference.sample`). Default ``DEFAULT_RELATIVE_STEP``; for srwm,
-        the proposal standard deviation in those coordinates.
+        the proposal standard deviation in those coordinates. Without warm-up
+        (``n_warmup=0``) the transform stays at its start ``T0 = sqrt(nu sigma_ref) I``
+        (``sigma_ref I`` for shmc; ``sigma_ref`` as in the module comment), and ssgnht's
+        default step shrinks by ``sigma_ref / sqrt(nu sigma_ref)`` to match.
     schedule : {"adagrad", "polynomial", "constant"}, default="adagrad"
         Step schedule of ssgld and ssgnht. "adagrad" is SSGLD's per-coordinate
         preconditioner (constant h); other samplers read it as "constant".
