@@ -346,11 +346,12 @@ class MedLDA(ClassifierMixin, TransformerMixin, BaseEstimator):
         (E[n_kw] in the run's second half from the tokens' conditional probabilities).
         Each document's assignments persist between its visits, so the sweeps continue a
         chain rather than start one. Fewer sweeps on larger minibatches (200 documents, 2
-        sweeps, 1 burn-in: the same tokens per iteration) learn as much per document in
-        about half the time on ``medlda-fig8``'s corpus (12,000 documents, K = 50: 0.845 at
-        24,000 documents in 2.9 s, against 0.846 in 5.2 s; 6 seeds), but on the unit
-        tests' corpus (600 documents, K = 5) one of two seeds kept two topics merged for
-        600 iterations that way, against fewer than 100 with these defaults.
+        sweeps, 1 burn-in: the same tokens per iteration, in about half the time) did not
+        hold up: on ``medlda-fig8``'s corpus (12,000 documents, K = 50) they matched these
+        defaults per document on seeds 0-5 (0.845 against 0.846 at 24,000 documents) but
+        trailed on seeds 9-11 (0.840 against 0.846), and on the unit tests' corpus (600
+        documents, K = 5) one of two seeds kept two topics merged for 600 iterations,
+        against fewer than 100 with these defaults.
     n_inner_burnin : int, default=2
     topic_step_size : float or callable, optional
         ssgrld: SGRLD step ``eps_t`` for Phi; a float ``a`` means
