@@ -351,7 +351,7 @@ class MedLDA(ClassifierMixin, TransformerMixin, BaseEstimator):
         defaults per document on seeds 0-5 (0.845 against 0.846 at 24,000 documents) but
         trailed on seeds 9-11 (0.840 against 0.846), and on the unit tests' corpus (600
         documents, K = 5) one of two seeds kept two topics merged for 600 iterations,
-        against fewer than 100 with these defaults.
+        against fewer than 100 with these defaults (3 sweeps with 1 burn-in: 150-300).
     n_inner_burnin : int, default=2
     topic_step_size : float or callable, optional
         ssgrld: SGRLD step ``eps_t`` for Phi; a float ``a`` means
