@@ -523,10 +523,11 @@ def _fixed_topic_sweeps(doc_ptr, words, z, phi_t, eta, y_sign, y_class, mode, C,
                     for k in range(K):
                         total += weights[k]
                     for k in range(K):
+                        p = weights[k] / total
                         if rao_blackwell:
-                            ndk_mean[d, k] += weights[k] / total
+                            ndk_mean[d, k] += p
                         if record_probabilities:
-                            p_kept[i, k] += weights[k] / (total * n_kept)
+                            p_kept[i, k] += p / n_kept
                 new, state = _draw(weights, K, state)
                 z[i] = new
                 ndk[new] += 1.0

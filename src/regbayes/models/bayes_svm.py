@@ -209,7 +209,10 @@ class BayesianSVC(ClassifierMixin, BaseEstimator):
         (``n_warmup=0``) T is never re-estimated: SSGNHT then shrinks its default step by
         ``sigma_ref / scale`` (see :meth:`_step_schedule`).
         """
-        sigma_ref = self._sigma_ref(X, n)
+        return self._scale_for(self._sigma_ref(X, n))
+
+    def _scale_for(self, sigma_ref):
+        """:meth:`_initial_scale` given ``sigma_ref`` (one pass over X fewer)."""
         if self.sampler == "shmc":
             return sigma_ref
         return math.sqrt(self.prior_scale * sigma_ref)
@@ -246,7 +249,8 @@ class BayesianSVC(ClassifierMixin, BaseEstimator):
                     # at N = 1e4 / 1e5 / 1e6 from T0 = sigma_ref, 5.1 / 2.1 / 4.9 % this
                     # way (the heated thermostat crawls less far from a wider T0); the
                     # same wider T0 without the smaller h diverged at N = 1e4.
-                    h *= self._sigma_ref(X, n) / self._initial_scale(X, n)
+                    sigma_ref = self._sigma_ref(X, n)
+                    h *= sigma_ref / self._scale_for(sigma_ref)
         if callable(self.schedule):
             return self.schedule, preconditioner
         if self.schedule == "polynomial" and self.sampler in ("ssgld", "ssgnht") and not callable(h):
