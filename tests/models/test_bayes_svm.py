@@ -135,6 +135,33 @@ def test_diverging_step_size_is_reported(binary):
         BayesianSVC(sampler="ssgnht", step_size=50.0, schedule="constant", **FAST).fit(X, y)
 
 
+def test_step_too_large_for_the_posterior_warns_though_draws_stay_finite(binary):
+    # AdaGrad divides the step by the RMS subgradient, so a huge step random-walks far
+    # out (|eta| ~ 1e5) without overflowing: the potential check has to catch it.
+    X, y = binary
+    with pytest.warns(RuntimeWarning, match="left the posterior"):
+        clf = BayesianSVC(sampler="ssgld", step_size=1e3, n_draws=50, n_warmup=50).fit(X, y)
+    assert np.isfinite(clf.coef_samples_).all()
+
+
+@pytest.mark.parametrize("sampler", ["shmc", "srwm"])
+def test_chain_that_rejects_every_proposal_warns(binary, sampler):
+    X, y = binary
+    with pytest.warns(RuntimeWarning, match="barely move"):
+        clf = BayesianSVC(sampler=sampler, step_size=1e3, n_draws=50, n_warmup=50).fit(X, y)
+    assert np.ptp(clf.coef_samples_, axis=0).max() == 0.0  # the chain never moved
+
+
+@pytest.mark.parametrize("sampler", ["gibbs", "shmc", "ssgld", "ssgnht", "srwm"])
+def test_default_fits_raise_no_sampler_warning(binary, sampler):
+    import warnings
+
+    X, y = binary
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", RuntimeWarning)
+        BayesianSVC(sampler=sampler, n_draws=100, n_warmup=200).fit(X, y)
+
+
 def test_ssgnht_without_warmup_keeps_the_minibatch_noise_of_its_start():
     # Without warm-up T stays T0 = scale * I, and the minibatch noise h^2 V grows with
     # scale^2: the default h shrinks so that h * scale equals the cap's h * sigma_ref.

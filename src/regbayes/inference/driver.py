@@ -14,6 +14,7 @@ from __future__ import annotations
 import functools
 import math
 import time
+import warnings
 from typing import Callable, NamedTuple
 
 import jax
@@ -176,6 +177,31 @@ def _check_finite(positions, potential, t_first, t_last, schedule, kernel_name):
     )
 
 
+#: A chain whose mean acceptance over the kept draws is below this gets a warning.
+STUCK_ACCEPTANCE = 0.01
+
+
+def _warn_if_stuck(acceptance, step_size, kernel_name):
+    """Warn when a chain accepted almost none of its proposals over the kept draws.
+
+    Such a chain repeats its position, so its draws look like a posterior of width zero;
+    nothing is non-finite, so :class:`DivergenceError` does not catch it. Kernels without
+    an accept step record NaN and are skipped.
+    """
+    if np.isnan(acceptance).all():
+        return
+    rates = np.nanmean(acceptance, axis=1)
+    stuck = np.nonzero(rates < STUCK_ACCEPTANCE)[0]
+    if len(stuck):
+        warnings.warn(
+            f"sampler '{kernel_name}': chain(s) {stuck.tolist()} accepted at most "
+            f"{rates[stuck].max():.1%} of their proposals over the draws, so their draws barely "
+            f"move. Lower step_size (it was {step_size:.3g} at the last draw).",
+            RuntimeWarning,
+            stacklevel=3,
+        )
+
+
 # Positions with more coordinates get a diagonal transform. A dense P x P covariance from
 # the few hundred warm-up draws of a window is poorly determined for large P, and its two
 # matvecs per step cost O(P^2). A 20-class, 20-feature Crammer–Singer fit (P = 400,
@@ -236,7 +262,9 @@ def sample(
     correlated posteriors look isotropic to the sampler (a dense T up to
     ``DENSE_TRANSFORM_MAX`` coordinates, diagonal beyond). Step sizes are then relative.
 
-    Raises :class:`DivergenceError` on a non-finite position or potential.
+    Raises :class:`DivergenceError` on a non-finite position or potential, and warns
+    (``RuntimeWarning``) when a chain accepted under ``STUCK_ACCEPTANCE`` of its proposals
+    over the draws.
     """
     if n_draws < 1:
         raise ValueError(f"n_draws must be >= 1, got {n_draws}")
@@ -379,6 +407,7 @@ def sample(
     iteration = n_warmup + thin * np.arange(1, n_draws + 1) - 1
     step_sizes = np.asarray(schedule(jnp.asarray(iteration, jnp.float32)), dtype=np.float64)
     cat = lambda name: np.concatenate([getattr(p, name) for p in info_parts], axis=1)  # noqa: E731
+    _warn_if_stuck(cat("acceptance"), float(step_sizes[-1]), kernel.name)
     return SampleResult(
         positions=np.concatenate(pos_parts, axis=1),
         potential=cat("potential"),

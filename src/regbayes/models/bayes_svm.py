@@ -57,6 +57,14 @@ DEFAULT_THIN = {"ssgld": 100, "ssgnht": 50, "srwm": 50, "shmc": 1, "gibbs": 1}
 NOISE_STEP_FACTOR = {"ssgld": 1.0, "ssgnht": 0.15}
 
 
+def _chain_mean(values):
+    """Mean over chains (axis 0), ignoring NaN; NaN where every chain has NaN (srwm records
+    no potential), without numpy's empty-slice warning."""
+    counts = np.sum(~np.isnan(values), axis=0)
+    sums = np.nansum(values, axis=0)
+    return np.where(counts > 0, sums / np.maximum(counts, 1), np.nan)
+
+
 class BayesianSVC(ClassifierMixin, BaseEstimator):
     """Bayesian linear SVM with a full posterior over the weights.
 
@@ -322,7 +330,33 @@ class BayesianSVC(ClassifierMixin, BaseEstimator):
                 desc=f"BayesianSVC[{self.sampler}]",
             )
         self._store(result, shape, d)
+        self._warn_if_escaped(result.potential, n, int(np.prod(shape)))
         return self
+
+    def _warn_if_escaped(self, potential, n, dim):
+        """Warn when the chains' potential settles far above its value at the start.
+
+        At the start (eta = 0) every hinge equals the margin: U(0) = C n l. A chain in the
+        posterior's typical set keeps U within about dim / 2 of its minimum, which is at
+        most U(0). A median over the second half of the draws above 10 (U(0) + dim) means
+        the chain has left the posterior (a step too large for the data) while every value
+        stayed finite, which :class:`~regbayes.inference.DivergenceError` does not catch.
+        """
+        second_half = potential[:, potential.shape[1] // 2 :]
+        if not np.isfinite(second_half).any():
+            return  # srwm records no potential
+        settled = np.nanmedian(second_half, axis=1)
+        start = self.C * n * self.margin
+        limit = 10.0 * (start + dim)
+        escaped = np.nonzero(settled > limit)[0]
+        if len(escaped):
+            warnings.warn(
+                f"sampler '{self.sampler}': the potential of chain(s) {escaped.tolist()} settled at "
+                f"{settled[escaped].max():.3g}, far above its value {start:.3g} at the start "
+                f"(eta = 0): the chains have left the posterior. Lower step_size.",
+                RuntimeWarning,
+                stacklevel=2,
+            )
 
     def _store(self, result, shape, d):
         draws = result.positions.reshape(-1, *shape).astype(np.float64)
@@ -335,7 +369,7 @@ class BayesianSVC(ClassifierMixin, BaseEstimator):
         self.trace_ = {
             "iteration": result.iteration,
             "wall_time": result.wall_time,
-            "potential": np.nanmean(result.potential, axis=0),
+            "potential": _chain_mean(result.potential),
             "step_size": result.step_size,
             "compile_seconds": result.compile_seconds,
             "sampling_seconds": result.sampling_seconds,
