@@ -330,13 +330,17 @@ class BayesianSVC(ClassifierMixin, BaseEstimator):
                 desc=f"BayesianSVC[{self.sampler}]",
             )
         self._store(result, shape, d)
-        self._warn_if_escaped(result.potential, n, int(np.prod(shape)))
+        # Gibbs runs one binary problem per class (one-vs-rest) and records their summed
+        # potential; the other samplers record one Crammer–Singer potential.
+        n_problems = n_classes if (self.sampler == "gibbs" and n_classes > 2) else 1
+        self._warn_if_escaped(result.potential, n_problems * n, int(np.prod(shape)))
         return self
 
     def _warn_if_escaped(self, potential, n, dim):
         """Warn when the chains' potential settles far above its value at the start.
 
-        At the start (eta = 0) every hinge equals the margin: U(0) = C n l. A chain in the
+        At the start (eta = 0) every hinge equals the margin: U(0) = C n l, with ``n`` the
+        rows summed over the problems whose potential is recorded. A chain in the
         posterior's typical set keeps U within about dim / 2 of its minimum, which is at
         most U(0). A median over the second half of the draws above 10 (U(0) + dim) means
         the chain has left the posterior (a step too large for the data) while every value
