@@ -215,10 +215,10 @@ def seed_spread(first, run_seed, seeds, ref_mean, ref_acc, Xt, yt, args):
     }
 
 
-def run_regbayes(sampler, X, y, *, n_warmup, n_draws, thin, batch_size, seed, hyper, step_size=None):
+def run_regbayes(sampler, X, y, *, n_warmup, n_draws, thin, batch_size, seed, hyper, step_size=None, estimator=None):
     from regbayes import BayesianSVC
 
-    model = BayesianSVC(
+    model = (estimator or BayesianSVC)(
         sampler=sampler,
         step_size=step_size,
         n_warmup=n_warmup,

@@ -176,6 +176,18 @@ def test_ssgnht_without_warmup_keeps_the_minibatch_noise_of_its_start():
     assert h_cold * cold._initial_scale(X, n) == pytest.approx(h_warm * sigma_ref)
 
 
+def test_ssgnht_starts_at_rest_only_without_warmup():
+    # eq. 14's r_0 ~ N(0, I) with warm-up (forgotten before the first draw); at rest without
+    import jax
+    import jax.numpy as jnp
+
+    position = jnp.zeros(500, jnp.float32)
+    cold = BayesianSVC(sampler="ssgnht", n_warmup=0)._kernel(100, None).init(jax.random.key(0), position, None)
+    warm = BayesianSVC(sampler="ssgnht")._kernel(100, None).init(jax.random.key(0), position, None)
+    assert not np.any(np.asarray(cold.momentum))
+    assert 0.8 < float(jnp.var(warm.momentum)) < 1.2
+
+
 def test_gibbs_refuses_too_many_features():
     X = sp.random(50, 6000, density=0.01, format="csr", random_state=0)
     y = np.arange(50) % 2

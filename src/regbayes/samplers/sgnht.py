@@ -4,7 +4,8 @@
     theta_{t+1} = theta_t + h r_{t+1}
     xi_{t+1} = xi_t + h (r^T r / n - 1)
 
-with ``r_0 ~ N(0, I)`` and ``xi_0 = A``. The thermostat update uses the new momentum
+with ``r_0 ~ N(0, I)`` and ``xi_0 = A`` (``initial_momentum="zero"`` starts at rest,
+``r_0 = 0``, instead; see :func:`ssgnht`). The thermostat update uses the new momentum
 ``r_{t+1}`` as in eq. 8 and Ding et al. (2014); eq. 14 prints ``r_t``, an index slip
 relative to eq. 8. ``n`` is the dimension of ``theta``. The dynamics run in the whitened
 coordinates of :mod:`regbayes.samplers.base`: ``dU~`` is replaced by ``T^T dU~`` and the
@@ -38,15 +39,32 @@ class SGNHTState(NamedTuple):
     transform: jnp.ndarray
 
 
+INITIAL_MOMENTA = ("normal", "zero")
+
+
 @functools.lru_cache(maxsize=None)
-def ssgnht(potential: Potential, diffusion: float = 1.0) -> SamplingAlgorithm:
-    """Build the SSGNHT kernel with diffusion factor ``A = diffusion``."""
+def ssgnht(potential: Potential, diffusion: float = 1.0, initial_momentum: str = "normal") -> SamplingAlgorithm:
+    """Build the SSGNHT kernel with diffusion factor ``A = diffusion``.
+
+    ``initial_momentum="normal"`` draws ``r_0 ~ N(0, I)`` as eq. 14 prescribes (the
+    stationary momentum distribution). ``"zero"`` starts at rest. Only a run without
+    warm-up can tell them apart: from a start far from the posterior, the first steps move
+    the position by ``h T r_t`` while ``r_t`` is the sum of ``r_0`` and ``-h`` times the
+    subgradients so far, so ``r_0`` acts as a random kick worth ``|r_0| / (h |T^T dU~|)``
+    steps of drift, which the minibatch noise must then average away
+    (``benchmarks/ssgnht_start.py`` measures the time to accuracy both ways).
+    """
     if diffusion <= 0:
         raise ValueError(f"diffusion A must be positive, got {diffusion}")
+    if initial_momentum not in INITIAL_MOMENTA:
+        raise ValueError(f"initial_momentum must be one of {INITIAL_MOMENTA}, got {initial_momentum!r}")
 
     def init(key, position, data):
         del data
-        momentum = jax.random.normal(key, position.shape, position.dtype)
+        if initial_momentum == "zero":
+            momentum = jnp.zeros_like(position)
+        else:
+            momentum = jax.random.normal(key, position.shape, position.dtype)
         return SGNHTState(position, momentum, jnp.asarray(diffusion, position.dtype), identity_transform(position))
 
     def adapt(state, transform):
