@@ -11,11 +11,15 @@ from regbayes.potentials import SVMData, build_potential
 from regbayes.samplers import ssgnht
 
 
-def test_adapt_installs_the_transform_and_restarts_the_thermostat():
+def _data():
     rng = np.random.default_rng(0)
     X = jnp.asarray(rng.normal(size=(40, 3)), jnp.float32)
     y = jnp.asarray(np.where(rng.random(40) < 0.5, -1.0, 1.0), jnp.float32)
-    data = SVMData(X, y, 1.0, 1.0, 1.0)
+    return SVMData(X, y, 1.0, 1.0, 1.0)
+
+
+def test_adapt_installs_the_transform_and_restarts_the_thermostat():
+    data = _data()
     kernel = ssgnht(build_potential(None), diffusion=2.0)
     state = kernel.init(jax.random.key(0), jnp.zeros(3, jnp.float32), data)
     state, _ = kernel.step(jax.random.key(1), state, data, 0.1)
@@ -26,13 +30,6 @@ def test_adapt_installs_the_transform_and_restarts_the_thermostat():
     np.testing.assert_array_equal(adapted.transform, T)
     np.testing.assert_array_equal(adapted.position, state.position)
     np.testing.assert_array_equal(adapted.momentum, state.momentum)
-
-
-def _data():
-    rng = np.random.default_rng(0)
-    X = jnp.asarray(rng.normal(size=(40, 3)), jnp.float32)
-    y = jnp.asarray(np.where(rng.random(40) < 0.5, -1.0, 1.0), jnp.float32)
-    return SVMData(X, y, 1.0, 1.0, 1.0)
 
 
 def test_initial_momentum_is_standard_normal_by_default_and_zero_at_rest():
