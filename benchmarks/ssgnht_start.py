@@ -7,8 +7,8 @@ generator, seed, TTA rule and helpers), ``BayesianSVC(sampler="ssgnht", n_warmup
 20,000 steps from theta = 0, a draw every 5 steps, over several seeds, once with the
 kernel's ``initial_momentum="normal"`` (eq. 14) and once with ``"zero"`` (what
 ``BayesianSVC`` uses without warm-up). Everything else (default step, whitening start,
-minibatches of 100) is the same. The reference is a short
-Gibbs DA run (mean after a third of its sweeps); Gibbs's TTA is that of its own run.
+minibatches of 100) is the same. The reference is a short Gibbs DA run (mean after a
+third of its sweeps); Gibbs's TTA is that of its own run.
 
     PYTHONPATH=src .venv/bin/python benchmarks/ssgnht_start.py            # N = 1e6, ~3 min on 2 cores
     PYTHONPATH=src .venv/bin/python benchmarks/ssgnht_start.py --n 100000 --seeds 8
@@ -32,8 +32,8 @@ from regbayes.samplers import ssgnht  # noqa: E402
 HYPER = dict(C=1.0, margin=1.0, prior_scale=1.0)
 
 
-class _StartSVC(BayesianSVC):
-    """``BayesianSVC(sampler="ssgnht")`` with the kernel's start fixed by ``START``."""
+class Eq14StartSVC(BayesianSVC):
+    """``BayesianSVC(sampler="ssgnht")`` whose kernel starts with ``initial_momentum=START``."""
 
     START = "normal"
 
@@ -41,11 +41,7 @@ class _StartSVC(BayesianSVC):
         return ssgnht(build_potential(batch_size), initial_momentum=self.START)
 
 
-class Eq14StartSVC(_StartSVC):
-    START = "normal"
-
-
-class RestStartSVC(_StartSVC):
+class RestStartSVC(Eq14StartSVC):
     START = "zero"
 
 

@@ -1,4 +1,6 @@
 """BayesianSVC: scikit-learn contract, bad input, determinism, sparse input, multi-class."""
+import jax
+import jax.numpy as jnp
 import numpy as np
 import pytest
 import scipy.sparse as sp
@@ -178,9 +180,6 @@ def test_ssgnht_without_warmup_keeps_the_minibatch_noise_of_its_start():
 
 def test_ssgnht_starts_at_rest_only_without_warmup():
     # eq. 14's r_0 ~ N(0, I) with warm-up (forgotten before the first draw); at rest without
-    import jax
-    import jax.numpy as jnp
-
     position = jnp.zeros(500, jnp.float32)
     cold = BayesianSVC(sampler="ssgnht", n_warmup=0)._kernel(100, None).init(jax.random.key(0), position, None)
     warm = BayesianSVC(sampler="ssgnht")._kernel(100, None).init(jax.random.key(0), position, None)
