@@ -400,6 +400,16 @@ def test_divergence_raises_instead_of_returning_huge_weights(corpus):
         MedLDA(sampler="ssgrld", n_iter=20, batch_size=50, classifier_step_size=1e4, **COMMON).fit(Xtr, ytr)
 
 
+def test_topic_divergence_raises(corpus):
+    """A topic step so large that the SGRLD move of theta overflows (eps = 1e308) gives a
+    non-finite Phi; fit raises DivergenceError naming the topic step instead of going on."""
+    from regbayes.inference import DivergenceError
+
+    Xtr, ytr, *_ = corpus
+    with pytest.raises(DivergenceError, match="topics diverged at iteration 1;.*topic_step_size"):
+        MedLDA(sampler="ssgrld", n_iter=5, batch_size=50, topic_step_size=1e308, **COMMON).fit(Xtr, ytr)
+
+
 def test_refit_classifier_samples_eta_on_label_free_topic_proportions(corpus):
     """``refit_classifier`` samples the classifier anew on the training documents' label-free
     topic proportions; the topics are untouched (same random_state, same Phi draws), the
