@@ -134,15 +134,15 @@ def _ssgrld_update(key, theta, expected, scale, beta, eps, eta_state, zbar, labe
                    crammer_singer):
     """Algorithm 1's parameter step: SGRLD for Phi (expanded mean ``theta``) from the expected
     topic-word counts of the minibatch, SSGLD for eta from its E[zbar]. ``C`` is already
-    scaled by |D| / |D~|. Returns ``(key, theta, phi, phi_t, finite, eta_state)``: the new
-    Phi = theta / row sums as (K, V) and, for the token kernels, as (V, K); ``finite`` is
-    False if Phi holds a NaN or an infinity. Computed here, where theta already is, they
-    spare theta a round trip to the host every iteration."""
+    scaled by |D| / |D~|. Returns ``(key, theta, phi_t, finite, eta_state)``: the new Phi =
+    theta / row sums, transposed to (V, K) for the token kernels, and ``finite``, False if
+    Phi holds a NaN or an infinity. Computed here, where theta already is, they spare theta
+    a round trip to the host every iteration."""
     key, k_phi, k_eta = jax.random.split(key, 3)
     theta = sgrld_simplex_step(k_phi, theta, expected, scale, beta, eps)
     phi = simplex_mean(theta)
     eta_state = _ssgld_eta(k_eta, eta_state, zbar, labels, C, margin, prior_scale, h, crammer_singer)
-    return key, theta, phi, phi.T, jnp.all(jnp.isfinite(phi)), eta_state
+    return key, theta, phi.T, jnp.all(jnp.isfinite(phi)), eta_state
 
 
 def _initial_eta_state(n_classifiers, n_topics, prior_scale, crammer_singer):
@@ -722,13 +722,13 @@ class MedLDA(ClassifierMixin, TransformerMixin, BaseEstimator):
         kept = self._kept(n_iter)
         trace = {"iteration": [], "n_docs": [], "n_tokens": [], "wall_time": []}
         n_tokens = 0
-        # theta stays a device array between iterations; Phi comes back from the update as a
-        # (K, V) array for the trace and a (V, K) one for the token kernel
+        # theta stays a device array between iterations; Phi comes back from the update as
+        # the (V, K) array the token kernel reads, and is laid out as (K, V) only when asked for
         phi = theta / theta.sum(axis=1, keepdims=True)
-        state = {"theta": jnp.asarray(theta), "phi": phi, "phi_t": np.ascontiguousarray(phi.T)}
+        state = {"theta": jnp.asarray(theta), "phi_t": np.ascontiguousarray(phi.T)}
 
         def topic_word():
-            return state["phi"]  # a new array every iteration, never written to
+            return np.ascontiguousarray(state["phi_t"].T)
 
         # compilation (and numba's cache load) on a one-document batch, timed apart
         compile_start = time.perf_counter()
@@ -761,14 +761,13 @@ class MedLDA(ClassifierMixin, TransformerMixin, BaseEstimator):
                 expected = kern.expected_topic_word_soft(words_b, p_kept, V)
             else:
                 expected = kern.expected_topic_word(words_b, z_kept, K, V)
-            key, state["theta"], phi_j, phi_t_j, finite, eta_state = _ssgrld_update(
+            key, state["theta"], phi_t_j, finite, eta_state = _ssgrld_update(
                 key, state["theta"], expected, scale, self.beta, float(topic_step(t)), eta_state,
                 _pad_rows(ndk_mean / lengths[docs][:, None], rows), _pad_rows(labels[docs], rows), *consts,
                 float(classifier_step(t)),
                 crammer_singer=crammer_singer,
             )
-            # copies: the token kernel's compiled signature is for writable arrays
-            state["phi"], state["phi_t"] = np.array(phi_j), np.array(phi_t_j)
+            state["phi_t"] = np.array(phi_t_j)  # a copy: the kernel is compiled for writable arrays
             n_tokens += words_b.shape[0] * self.n_inner_sweeps
             _check_classifier(np.asarray(eta_state.position), eta_bound, t, "classifier_step_size")
             if not bool(finite):
