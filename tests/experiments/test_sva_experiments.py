@@ -24,17 +24,15 @@ def test_sva_table1_quick(tmp_path):
     assert numbers["settings"]["seed"] == 1
 
 
-def test_sva_table1_m2dpm_grid_crosses_refit_cells():
-    # Setting I's grid offers every (s, lambda, c) without and with refit_cells, the plain
-    # fits first (the CV keeps the first of equal scores); Setting II's grid has no refit.
+def test_sva_table1_m2dpm_grids():
+    # Setting I cross-validates c at s = 10, lambda / s = 7 with refit_cells; Setting II
+    # crosses (s, lambda / s, c) without refit_cells.
     grid = sva_table1._m2dpm_grid(sva_table1.M2DPM_GRID["I"])
-    plain = [c for c in grid if not c.get("refit_cells", False)]
-    refit = [c for c in grid if c.get("refit_cells", False)]
-    assert len(plain) == len(refit) == len(grid) // 2
-    assert grid[: len(plain)] == plain
-    assert [{k: v for k, v in c.items() if k != "refit_cells"} for c in refit] == plain
-    assert all(c["cluster_penalty"] / c["s"] in (5.0, 7.0, 10.0) for c in grid)
-    assert not any("refit_cells" in c for c in sva_table1._m2dpm_grid(sva_table1.M2DPM_GRID["II"]))
+    assert [c["C"] for c in grid] == sva_table1.SVM_C_GRID
+    assert all(c["s"] == 10.0 and c["cluster_penalty"] == 70.0 and c["refit_cells"] for c in grid)
+    grid_ii = sva_table1._m2dpm_grid(sva_table1.M2DPM_GRID["II"])
+    assert len(grid_ii) == 2 * 2 * len(sva_table1.SVM_C_GRID)
+    assert not any("refit_cells" in c for c in grid_ii)
 
 
 def test_sva_table1_rejects_unknown_method(tmp_path):
