@@ -74,8 +74,8 @@ METHODS = ("M2DPM", "InfiniteSVC (gibbs)", "DPMeansSVC", "LinearSVC", "SVC (RBF)
 # none beyond its standard error: finer lambda / s grids (5, 6, 7, 8, 10; 6, 7, 8; 6 alone),
 # finer s grids (3, 10, 30; 1, 3, 10, 30), repeated 5-fold CV (2 x 5 folds), the
 # one-standard-error rule towards larger s, tol = 1e-7 instead of 1e-3, n_init = 5
-# restarts with this grid (-0.09 +- 0.17 on the 64 sets), and split moves (cut each component by 2-means after convergence and keep the
-# cuts that lower eq. 35).
+# restarts with this grid (-0.09 +- 0.17 on the 64 sets), and split moves (cut each
+# component by 2-means after convergence and keep the cuts that lower eq. 35).
 SVM_C_GRID = [0.03, 0.1, 0.3, 1.0]
 M2DPM_GRID = {
     "I": {"s": [10.0], "penalty_per_s": [7.0], "C": SVM_C_GRID, "refit_cells": [True]},
