@@ -250,7 +250,7 @@ def throughput_regbayes(sampler, X, data, batch_size, step_size, n_steps, thin, 
     import jax
     import jax.numpy as jnp
 
-    from regbayes._random import make_key  # the keys BayesianSVC uses (threefry)
+    from regbayes.rng import make_key  # the keys BayesianSVC uses (threefry)
     from regbayes.inference import sample
     from regbayes.potentials import build_potential
     from regbayes.samplers import ssgld, ssgnht

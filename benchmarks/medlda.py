@@ -83,7 +83,7 @@ def corpora(args):
 
 
 def tokens(X):
-    from regbayes.models import _lda_kernels as kern
+    from regbayes.algorithms import lda_kernels as kern
 
     return kern.tokens_from_counts(X.tocsr())
 
@@ -111,7 +111,7 @@ def lda_package_sweep(X, K, alpha, beta, seed):
 def numba_collapsed_sweep(X, y, K, M, alpha, beta, seed):
     """``gibbs_medlda_sweep`` with M binary classifiers (M = 0: collapsed LDA). The values
     of eta, labels and 1/omega do not change the work per token."""
-    from regbayes.models import _lda_kernels as kern
+    from regbayes.algorithms import lda_kernels as kern
 
     doc_ptr, words = tokens(X)
     D, V = X.shape
@@ -143,7 +143,7 @@ def numba_fixed_topic_sweep(X, y, K, M, alpha, threads, seed, n_sweeps=4, n_burn
 
     import numba
 
-    from regbayes.models import _lda_kernels as kern
+    from regbayes.algorithms import lda_kernels as kern
 
     doc_ptr, words = tokens(X)
     D, V = X.shape

@@ -4,7 +4,7 @@ import pytest
 from sklearn.metrics import adjusted_rand_score
 from sklearn.utils.estimator_checks import parametrize_with_checks
 
-from regbayes.models._bregman import divergence_to
+from regbayes.potentials.bregman import divergence_to
 from regbayes.models.dpmeans import DPMeansSVC
 from regbayes.models.m2dpm import M2DPM
 

@@ -27,10 +27,10 @@ import pytest
 from scipy.special import gammaln
 from sklearn.utils.estimator_checks import parametrize_with_checks
 
-from regbayes._x64 import enable_x64
+from regbayes.precision import enable_x64
 from regbayes.datasets import make_multiclass_blobs
-from regbayes.models import _niw
-from regbayes.models._crp_kernels import crp_sweep
+from regbayes.potentials import niw as _niw
+from regbayes.algorithms.crp_kernels import crp_sweep
 from regbayes.models.isvm import (
     InfiniteSVC,
     _gibbs_component_sweep_jit,

@@ -12,7 +12,7 @@ import pytest
 import scipy.sparse as sp
 from scipy.special import gammaln
 
-from regbayes.models import _lda_kernels as kern
+from regbayes.algorithms import lda_kernels as kern
 
 ALPHA, BETA, C, MARGIN = 0.7, 0.3, 3.0, 1.0
 K, V = 3, 4

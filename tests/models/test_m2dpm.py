@@ -6,8 +6,8 @@ from scipy.optimize import minimize
 from sklearn.metrics import adjusted_rand_score
 from sklearn.utils.estimator_checks import parametrize_with_checks
 
-from regbayes.models._bregman import divergence_to, pairwise_divergence
-from regbayes.models._m2dpm_kernels import assignment_pass, svm_hinge_sum, svm_primal_qp
+from regbayes.potentials.bregman import divergence_to, pairwise_divergence
+from regbayes.algorithms.m2dpm_kernels import assignment_pass, svm_hinge_sum, svm_primal_qp
 from regbayes.models.m2dpm import M2DPM
 
 

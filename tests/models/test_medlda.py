@@ -316,7 +316,7 @@ def test_padding_rows_leaves_the_ssgrld_update_unchanged():
     import jax
     import jax.numpy as jnp
 
-    from regbayes._x64 import enable_x64
+    from regbayes.precision import enable_x64
     from regbayes.models.medlda import _pad_rows, _ssgrld_update
     from regbayes.samplers.sgld import SGLDState
 
@@ -360,7 +360,7 @@ def test_crammer_singer_subgradient_matches_finite_differences(seed):
     on zbar) against central differences of the potential, at random points where no hinge
     sits at a kink (the active set is the same at eta +- h): agreement to 1e-6 relative,
     far above float64 round-off (1e-10 for h = 1e-5) and far below a sign or factor error."""
-    from regbayes._x64 import enable_x64
+    from regbayes.precision import enable_x64
     from regbayes.potentials import SVMData, build_potential
 
     rng = np.random.default_rng(seed)

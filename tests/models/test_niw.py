@@ -14,7 +14,7 @@ import numpy as np
 import pytest
 from scipy import integrate, stats
 
-from regbayes.models import _niw
+from regbayes.potentials import niw as _niw
 
 
 def _prior(d, rng):

@@ -9,8 +9,9 @@ import numpy as np
 import pytest
 import scipy.sparse as sp
 
-from regbayes._x64 import enable_x64
-from regbayes.potentials import SVMData, build_potential, csr_to_padded, gibbs_svm
+from regbayes.precision import enable_x64
+from regbayes.algorithms import gibbs_svm
+from regbayes.potentials import SVMData, build_potential, csr_to_padded
 from regbayes.potentials import features
 
 

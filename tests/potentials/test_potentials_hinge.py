@@ -4,7 +4,7 @@ from __future__ import annotations
 import jax.numpy as jnp
 import numpy as np
 
-from regbayes._x64 import enable_x64
+from regbayes.precision import enable_x64
 from regbayes.potentials.hinge import binary_hinge, crammer_singer_hinge
 
 

@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 import scipy.sparse as sp
 
-from regbayes._x64 import enable_x64
+from regbayes.precision import enable_x64
 from regbayes.potentials import SVMData, build_potential, csr_to_padded
 from regbayes.potentials.linear_svm import log_lik_terms, log_prior, value_and_subgrad
 

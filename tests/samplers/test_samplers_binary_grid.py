@@ -22,9 +22,10 @@ import jax.numpy as jnp
 import numpy as np
 import pytest
 
-from regbayes._x64 import enable_x64
+from regbayes.precision import enable_x64
 from regbayes.inference import sample
-from regbayes.potentials import SVMData, build_potential, gibbs_svm
+from regbayes.algorithms import gibbs_svm
+from regbayes.potentials import SVMData, build_potential
 from regbayes.samplers import shmc, srwm, ssgld, ssgnht
 
 from _svm_reference import (

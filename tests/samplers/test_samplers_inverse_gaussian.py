@@ -17,7 +17,7 @@ import numpy as np
 import pytest
 import scipy.stats as st
 
-from regbayes._x64 import enable_x64
+from regbayes.precision import enable_x64
 from regbayes.samplers.augmentation import inverse_gaussian
 
 N_KS = 20_000

@@ -8,7 +8,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from regbayes._x64 import enable_x64
+from regbayes.precision import enable_x64
 from regbayes.samplers.sgrld import SimplexCounts, sgrld, sgrld_simplex_step, simplex_mean
 
 COUNTS = np.array([[3.0, 7.0, 12.0, 1.0], [0.0, 5.0, 5.0, 20.0]])

@@ -59,7 +59,7 @@ def lda_svm_pipeline(
     from sklearn.preprocessing import StandardScaler
     from sklearn.svm import LinearSVC
 
-    from ..models._validation import check_int
+    from ..validation import check_int
 
     check_int("n_topics", n_topics, 2)
     lda = LatentDirichletAllocation(

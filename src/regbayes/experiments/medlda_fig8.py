@@ -93,7 +93,7 @@ def load_corpus(corpus: str = "auto", *, n: int | None = None, quick: bool = Fal
     "auto" (20news when present and not ``quick``, else synthetic). ``n``: training
     documents (synthetic; for 20news a random subset of the training split when given).
     """
-    from ..models._validation import check_choice
+    from ..validation import check_choice
 
     check_choice("corpus", corpus, CORPORA)
     if corpus == "auto":
@@ -289,7 +289,7 @@ def run(
     samplers (alpha, beta, C, margin, prior_scale, ...). ``tolerance``: accuracy
     tolerance (fraction) of the target summary.
     """
-    from ..models._validation import check_int
+    from ..validation import check_int
     from ..plotting import accuracy_vs_progress
     from ._topic_baseline import BASELINE_CONFIG, lda_bayes_svm_accuracy, lda_svm_pipeline, online_lda_svm_curve
 

@@ -102,7 +102,7 @@ def run(
     ``n_top_words``: words per topic in the table (default 8; quick 5). ``hyper``: extra
     MedLDA parameters.
     """
-    from ..models._validation import check_int
+    from ..validation import check_int
     from ..models.medlda import MedLDA
     from ..plotting import plot_topic_proportions, salient_topics
 

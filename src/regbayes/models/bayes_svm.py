@@ -28,12 +28,13 @@ from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from .. import schedules
-from .._random import make_key
-from .._x64 import maybe_x64
+from ..rng import make_key
+from ..precision import maybe_x64
 from ..inference import sample, to_inference_data
-from ..potentials import SVMData, build_potential, csr_to_padded, gibbs_svm
+from ..algorithms import gibbs_svm
+from ..potentials import SVMData, build_potential, csr_to_padded
 from ..samplers import shmc, srwm, ssgld, ssgnht
-from ._validation import check_choice, check_finite_features, check_int, check_positive
+from ..validation import check_choice, check_finite_features, check_int, check_positive
 
 SAMPLERS = ("gibbs", "shmc", "ssgld", "ssgnht", "srwm")
 SCHEDULES = ("adagrad", "polynomial", "constant")

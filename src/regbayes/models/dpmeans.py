@@ -22,8 +22,8 @@ from __future__ import annotations
 import numpy as np
 from sklearn.base import BaseEstimator, ClassifierMixin
 
-from ._bregman import DIVERGENCES, divergence_to, pairwise_divergence
-from ._m2dpm_kernels import assignment_pass
+from ..potentials.bregman import DIVERGENCES, divergence_to, pairwise_divergence
+from ..algorithms.m2dpm_kernels import assignment_pass
 from .m2dpm import MixtureOfSVMsMixin
 
 

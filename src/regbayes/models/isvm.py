@@ -3,7 +3,7 @@ SVMs (paper 001, "Gibbs Infinite SVMs", eqs. 11-18; paper 000, section 4.2).
 
 Model. Data ``(x_i, y_i)``; assignments ``z ~ CRP(alpha)``; component ``k`` has a Gaussian
 ``N(mu_k, Sigma_k)`` for the features with a Normal–inverse-Wishart prior (collapsed:
-:mod:`regbayes.models._niw`) and a Gibbs classifier ``eta_k`` with prior ``N(0, nu^2 I)``.
+:mod:`regbayes.potentials.niw`) and a Gibbs classifier ``eta_k`` with prior ``N(0, nu^2 I)``.
 The posterior (eq. 11, with ``C`` the ``c`` of paper 000: ``psi = exp(-C (l - y f)_+)``) is
 
     q(z, eta) ∝ CRP(z) prod_k [ N(eta_k; 0, nu^2 I) ∫ prod_{i: z_i = k} N(x_i; mu, Sigma) dNIW ]
@@ -18,7 +18,7 @@ point. (Labels in paper 001's synthetic settings depend on ``x - mu_k``: without
 intercept each component's boundary would have to pass near ``xbar``.)
 
 Several classes. One-vs-rest per component, as the foundation's Gibbs kernel
-(:mod:`regbayes.potentials.gibbs_svm`): ``eta_k`` has shape ``(L, d + 1)`` and
+(:mod:`regbayes.algorithms.gibbs_svm`): ``eta_k`` has shape ``(L, d + 1)`` and
 ``psi = prod_l exp(-C (l - y_il f_kl)_+)`` with ``y_il = +1`` if ``y_i`` is class ``l``, else -1;
 a binary problem has ``L = 1``. Both samplers target this same posterior.
 
@@ -26,12 +26,12 @@ Samplers (one iteration = z given eta, then eta given z):
 
 * z | eta, with (mu, Sigma) and the augmentation variables omega integrated out (the
   partially collapsed step, eqs. 15-16): a numba sweep
-  (:mod:`regbayes.models._crp_kernels`). The new-component integral of eq. 16 is handled
+  (:mod:`regbayes.algorithms.crp_kernels`). The new-component integral of eq. 16 is handled
   by Neal's (2000) Algorithm 8 with ``n_auxiliary`` classifiers drawn from the prior:
   exact for every ``n_auxiliary`` and it also supplies the new component's classifier,
   where importance sampling would approximate eq. 16 and need a second sampler for it.
 * ``sampler="gibbs"``: eta_k | z by the data-augmentation sweep omega | eta, eta | omega
-  (eqs. 17-18) of :func:`regbayes.potentials.gibbs_svm._binary_sweep` on the component's
+  (eqs. 17-18) of :func:`regbayes.algorithms.gibbs_svm.binary_sweep` on the component's
   members, in float64. The members are gathered into a block padded with zero rows to a
   power of two (one compiled program per block size); a zero row adds nothing to the precision ``sum_i x_i x_i^T / omega_i`` nor
   to ``b = sum_i y_i (...) x_i``, so the conditional is exact.
@@ -79,14 +79,14 @@ from sklearn.preprocessing import LabelEncoder
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted, validate_data
 
-from .._x64 import maybe_x64
+from ..precision import maybe_x64
 from ..potentials import linear_svm
-from ..potentials.gibbs_svm import _binary_sweep
+from ..algorithms.gibbs_svm import binary_sweep
 from ..samplers.base import Potential
 from ..samplers.sgnht import ssgnht
-from . import _niw
-from ._crp_kernels import crp_sweep
-from ._validation import check_choice, check_finite_features, check_int, check_positive
+from ..potentials import niw as _niw
+from ..algorithms.crp_kernels import crp_sweep
+from ..validation import check_choice, check_finite_features, check_int, check_positive
 
 SAMPLERS = ("gibbs", "ssgnht")
 INITIAL_CAPACITY = 16  # component slots before the first doubling
@@ -106,7 +106,7 @@ def gibbs_component_sweep(key, eta, X, Y, valid, C, margin, prior_scale):
     X = X * mask[:, None]
     y = Y * mask[None, :]
     keys = jax.random.split(key, eta.shape[0])
-    sweep = jax.vmap(_binary_sweep, in_axes=(0, 0, None, 0, None, None, None))
+    sweep = jax.vmap(binary_sweep, in_axes=(0, 0, None, 0, None, None, None))
     eta_new, _ = sweep(keys, eta, X, y, C, margin, prior_scale)
     return eta_new
 

@@ -84,9 +84,9 @@ from sklearn.preprocessing import LabelEncoder
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted, validate_data
 
-from ._bregman import DIVERGENCES, check_divergence_domain, divergence_to, pairwise_divergence
-from ._m2dpm_kernels import assignment_pass, svm_primal_qp
-from ._validation import check_bool, check_choice, check_finite_features, check_int, check_positive
+from ..potentials.bregman import DIVERGENCES, check_divergence_domain, divergence_to, pairwise_divergence
+from ..algorithms.m2dpm_kernels import assignment_pass, svm_primal_qp
+from ..validation import check_bool, check_choice, check_finite_features, check_int, check_positive
 
 GAP_TOL = 1e-9  # relative duality gap at which the eta-step stops
 # Looser gaps tried in turn when the interior point's Newton system turns singular to

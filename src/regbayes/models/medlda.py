@@ -11,7 +11,7 @@ Two samplers:
 
 * ``"gibbs"`` -- Gibbs MedLDA with data augmentation (Zhu, Chen, Perkins & Zhang 2014):
   Theta and Phi collapsed; ``lambda_d^{-1} | Z, eta`` inverse Gaussian and ``eta | Z, lambda``
-  Gaussian (paper 001, eqs. 17-18, :func:`regbayes.potentials.gibbs_svm._binary_sweep`); each
+  Gaussian (paper 001, eqs. 17-18, :func:`regbayes.algorithms.gibbs_svm.binary_sweep`); each
   topic assignment from the collapsed LDA term times the augmented likelihood of the
   candidate ``zbar_d`` (paper 001, eq. 13). Several classes: one binary classifier per class
   sharing the topics (multi-task formulation); the Crammer–Singer hinge has no data
@@ -27,14 +27,14 @@ Two samplers:
   counts the drawn topics, whose noise helps the topics out of early merged states (from
   the start, one of two seeds of the unit test's 5-topic corpus kept two topics merged for
   250 of 600 iterations). E[zbar] for the classifier step averages the drawn counts: there
-  the smoother estimate cost accuracy (:func:`regbayes.models._lda_kernels.fixed_topic_sweeps`).
+  the smoother estimate cost accuracy (:func:`regbayes.algorithms.lda_kernels.fixed_topic_sweeps`).
 
 The minibatch estimate of eq. 7 for eta is SSGLD's full-data potential on the minibatch's
 E[zbar] with c scaled by |D| / |D~| (the hinge term is linear in c). The classifier updates
 see their documents padded with zero rows to a few fixed sizes (zero rows change neither
 eq. 18 nor eq. 21), so that new corpus or batch sizes rarely recompile.
 
-Token loops run in numba (:mod:`regbayes.models._lda_kernels`; DESIGN.md measured the
+Token loops run in numba (:mod:`regbayes.algorithms.lda_kernels`; DESIGN.md measured the
 collapsed LDA sweep at 15.6 M tokens/s in numba against 1.6-2.0 M in the best JAX loop).
 
 Prediction. With ``refit_classifier=False``, as the papers do (paper 000, section 4.1.2, "as
@@ -70,15 +70,15 @@ from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted, column_or_1d, validate_data
 
 from .. import schedules
-from .._x64 import enable_x64
+from ..precision import enable_x64
 from ..inference import DivergenceError
 from ..potentials import SVMData, build_potential
-from ..potentials.gibbs_svm import _binary_sweep
+from ..algorithms.gibbs_svm import binary_sweep
 from ..samplers import ssgld
 from ..samplers.sgld import SGLDState
 from ..samplers.sgrld import sgrld_simplex_step, simplex_mean
-from . import _lda_kernels as kern
-from ._validation import check_bool, check_choice, check_int, check_positive
+from ..algorithms import lda_kernels as kern
+from ..validation import check_bool, check_choice, check_int, check_positive
 
 SAMPLERS = ("ssgrld", "gibbs")
 MULTI_CLASS = ("auto", "ovr", "crammer_singer")
@@ -104,11 +104,11 @@ REFIT_RUNS = {
 @jax.jit
 def _gibbs_classifier_update(key, eta, zbar, y_sign, C, margin, prior_scale):
     """lambda | Z, eta then eta | Z, lambda for each binary classifier (rows of ``eta``,
-    columns of ``y_sign``): paper 001 eqs. 17-18 via :func:`_binary_sweep`. Returns
+    columns of ``y_sign``): paper 001 eqs. 17-18 via :func:`binary_sweep`. Returns
     ``(key, eta, inv_omega (D, M))``."""
     key, sub = jax.random.split(key)
     keys = jax.random.split(sub, eta.shape[0])
-    sweep = jax.vmap(_binary_sweep, in_axes=(0, 0, None, 1, None, None, None))
+    sweep = jax.vmap(binary_sweep, in_axes=(0, 0, None, 1, None, None, None))
     eta, inv_omega = sweep(keys, eta, zbar, y_sign, C, margin, prior_scale)
     return key, eta, inv_omega.T
 

@@ -1,6 +1,5 @@
 """Model math: losses with explicit subgradients, priors, and potentials ``U(theta; D)``."""
 from .features import PaddedRows, csr_to_padded
-from .gibbs_svm import gibbs_svm
 from .linear_svm import SVMData, build_potential
 
-__all__ = ["PaddedRows", "SVMData", "build_potential", "csr_to_padded", "gibbs_svm"]
+__all__ = ["PaddedRows", "SVMData", "build_potential", "csr_to_padded"]

@@ -16,7 +16,7 @@ Two token conditionals, each exposed as a function for the enumeration tests:
 
   with ``zeta_dm(k) = l - y_dm eta_m^T zbar_d(k)``, ``zbar_d(k)`` the average assignment with
   ``z_dn = k``, and ``c' = C / 2`` (the augmented likelihood of
-  :mod:`regbayes.potentials.gibbs_svm`, whose marginal over omega is ``exp(-C zeta_+)``).
+  :mod:`regbayes.algorithms.gibbs_svm`, whose marginal over omega is ``exp(-C zeta_+)``).
 
 * paper 000, eq. 22 (Theta collapsed, Phi and eta given)::
 

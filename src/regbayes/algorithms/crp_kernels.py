@@ -8,7 +8,7 @@ out (paper 001, eqs. 15-16; paper 000, section 4.2.2), classifiers ``eta`` held 
     p(z_i = k | ...)   ∝ n_{-i,k} t(x_i | X_{k,-i}) psi(y_i | eta_k, x_i)         (eq. 15)
     p(z_i = new | ...) ∝ alpha p(x_i) ∫ psi(y_i | eta, x_i) p0(eta) d eta           (eq. 16)
 
-with the Student-t predictive ``t`` of :mod:`regbayes.models._niw` and the one-vs-rest
+with the Student-t predictive ``t`` of :mod:`regbayes.potentials.niw` and the one-vs-rest
 hinge pseudo-likelihood ``psi = exp(-C sum_l (l - y_il eta_l^T x~_i)_+)``.
 
 The integral of eq. 16 is handled by Neal's (2000) Algorithm 8: ``m`` auxiliary

@@ -20,7 +20,7 @@ case ``n = 0``)
     p(x | X_k) = t_{nu_n - d + 1}(x; m_n, Psi_n (kappa_n + 1) / (kappa_n (nu_n - d + 1))).
 
 One point at a time the posterior moves by a rank-one change (used by the CRP sweep in
-:mod:`regbayes.models._crp_kernels`)::
+:mod:`regbayes.algorithms.crp_kernels`)::
 
     add x:     Psi <- Psi + kappa / (kappa + 1) (x - m)(x - m)^T,   m <- (kappa m + x) / (kappa + 1)
 

@@ -23,8 +23,8 @@ from typing import NamedTuple
 import jax
 import jax.numpy as jnp
 
-from . import features
-from .linear_svm import SVMData, value_and_subgrad
+from ..potentials import features
+from ..potentials.linear_svm import SVMData, value_and_subgrad
 from ..samplers.augmentation import inverse_gaussian
 from ..samplers.base import SamplingAlgorithm, StepInfo
 
@@ -34,7 +34,7 @@ class GibbsSVMState(NamedTuple):
     inv_omega: jnp.ndarray
 
 
-def _binary_sweep(key, eta, X, y, C, margin, prior_scale):
+def binary_sweep(key, eta, X, y, C, margin, prior_scale):
     """One sweep for a binary problem: omega | eta, then eta | omega. ``X`` dense."""
     c = 0.5 * C  # paper 001's c' (see module docstring)
     k_omega, k_eta = jax.random.split(key)
@@ -69,13 +69,13 @@ def gibbs_svm() -> SamplingAlgorithm:
         del step_size
         X = features.to_dense(data.X)
         if state.position.ndim == 1:
-            eta, inv_omega = _binary_sweep(key, state.position, X, data.y, data.C, data.margin, data.prior_scale)
+            eta, inv_omega = binary_sweep(key, state.position, X, data.y, data.C, data.margin, data.prior_scale)
             u, _ = value_and_subgrad(eta, data)
         else:
             n_classes = state.position.shape[0]
             y_ovr = jnp.where(data.y[None, :] == jnp.arange(n_classes)[:, None], 1.0, -1.0).astype(X.dtype)
             keys = jax.random.split(key, n_classes)
-            sweep = jax.vmap(_binary_sweep, in_axes=(0, 0, None, 0, None, None, None))
+            sweep = jax.vmap(binary_sweep, in_axes=(0, 0, None, 0, None, None, None))
             eta, inv_omega = sweep(keys, state.position, X, y_ovr, data.C, data.margin, data.prior_scale)
             binary = SVMData(data.X, y_ovr, data.C, data.margin, data.prior_scale)
             u = jnp.sum(jax.vmap(lambda e, yy: value_and_subgrad(e, binary._replace(y=yy))[0])(eta, y_ovr))
