@@ -19,3 +19,19 @@ def make_key(random_state) -> jax.Array:
     """
     seed = int(check_random_state(random_state).randint(2**31 - 1))
     return jax.random.key(seed, impl=KEY_IMPL)
+
+
+def host_seeds(key: jax.Array, n: int):
+    """``n`` integer seeds in [0, 2^31 - 1) drawn from ``key`` in one call, for steps that
+    run on the host (numba kernels take integer seeds). A NumPy int64 array."""
+    import numpy as np
+
+    if n <= 0:
+        return np.zeros(0, np.int64)
+    bits = jax.random.bits(key, (n,), dtype="uint32")
+    return (np.asarray(bits).astype(np.int64) >> 1)
+
+
+def key_from_seed(seed: int) -> jax.Array:
+    """A typed JAX key (the library's implementation) from an integer seed."""
+    return jax.random.key(int(seed), impl=KEY_IMPL)

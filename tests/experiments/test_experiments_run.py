@@ -140,7 +140,7 @@ def test_fit_model_retries_a_divergence_with_a_smaller_step():
 
         def fit(self, X, y):
             if self.step_size is None or self.step_size > 0.01:
-                raise DivergenceError("sampler 'x' diverged ...: non-finite position at step size 0.15. Lower it")
+                raise DivergenceError("sampler 'x' diverged", algorithm="x", iteration=3, step_size=0.15)
             self.trace_ = {"compile_seconds": 0.0, "sampling_seconds": 0.0}
             return self
 

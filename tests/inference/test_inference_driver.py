@@ -122,7 +122,7 @@ def test_invalid_arguments_are_rejected(kwargs):
 )
 def test_programs_with_a_fixed_thin_give_the_same_draws(monkeypatch, kernel_name, n_warmup, n_draws, fixed_draw_count):
     """On a GPU every distinct thin gets its own program with fixed-length loops
-    (``STATIC_THIN``); draws, potentials, acceptance and row counts must not change.
+    (``static_thin=True``); draws, potentials, acceptance and row counts must not change.
     Warm-up with adaptation (150 steps) runs several phases with their own thinning, and
     the draws reuse warm-up's program of their thin. Without warm-up, 30 draws in 3
     equal chunks run in a program whose draw count is fixed too; 31 draws (chunks of 11,
@@ -133,16 +133,15 @@ def test_programs_with_a_fixed_thin_give_the_same_draws(monkeypatch, kernel_name
     kernel = ssgld(build_potential(None)) if kernel_name == "ssgld" else shmc(build_potential(None), 3, True)
     init = jnp.linspace(-1.0, 1.0, N_CHAINS, dtype=jnp.float32)[:, None]
 
-    def go():
-        return sample(kernel, make_data(), init, jax.random.key(4), n_warmup=n_warmup, n_draws=n_draws, thin=7, step_size=0.3, n_chunks=3)
+    def go(static_thin):
+        return sample(kernel, make_data(), init, jax.random.key(4), n_warmup=n_warmup, n_draws=n_draws, thin=7,
+                      step_size=0.3, n_chunks=3, static_thin=static_thin)
 
-    monkeypatch.setattr(driver, "STATIC_THIN", False)
-    traced = go()
-    monkeypatch.setattr(driver, "STATIC_THIN", True)
+    traced = go(False)
     compiled = []
     original = driver._compile
     monkeypatch.setattr(driver, "_compile", lambda *a, **k: compiled.append(k) or original(*a, **k))
-    fixed = go()
+    fixed = go(True)
     thins = [k["static_thin"] for k in compiled]
     assert 7 in thins  # a program of the draws' thin
     assert any(k.get("static_saved") == 10 for k in compiled) is fixed_draw_count

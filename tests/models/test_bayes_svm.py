@@ -91,14 +91,14 @@ def test_input_not_modified(binary):
 @pytest.mark.parametrize(
     "params, message",
     [
-        (dict(C=0), "C must be"),
-        (dict(C=-1.0), "C must be"),
-        (dict(margin=0), "margin must be"),
-        (dict(prior_scale=0), "prior_scale must be"),
-        (dict(sampler="nuts"), "unknown sampler"),
-        (dict(schedule="cosine"), "unknown schedule"),
-        (dict(n_chains=0), "n_chains must be"),
-        (dict(step_size=-0.1), "step_size must be"),
+        (dict(C=0), "'C' parameter"),
+        (dict(C=-1.0), "'C' parameter"),
+        (dict(margin=0), "'margin' parameter"),
+        (dict(prior_scale=0), "'prior_scale' parameter"),
+        (dict(sampler="nuts"), "'sampler' parameter"),
+        (dict(schedule="cosine"), "'schedule' parameter"),
+        (dict(n_chains=0), "'n_chains' parameter"),
+        (dict(step_size=-0.1), "'step_size' parameter"),
     ],
 )
 def test_bad_parameters(binary, params, message):
@@ -169,20 +169,23 @@ def test_ssgnht_without_warmup_keeps_the_minibatch_noise_of_its_start():
     # scale^2: the default h shrinks so that h * scale equals the cap's h * sigma_ref.
     X = np.random.default_rng(0).normal(size=(20_000, 4))
     n = X.shape[0]
-    cold, warm = BayesianSVC(sampler="ssgnht", n_warmup=0), BayesianSVC(sampler="ssgnht")
+    y = (X[:, 0] > 0).astype(int)
+    short = dict(n_draws=2, thin=1)
+    cold = BayesianSVC(sampler="ssgnht", n_warmup=0, **short).fit(X, y)
+    warm = BayesianSVC(sampler="ssgnht", n_warmup=100, **short).fit(X, y)
     sigma_ref = cold._sigma_ref(X, n)
-    h_cold = cold._step_schedule(X, n, 100)[0]
-    h_warm = warm._step_schedule(X, n, 100)[0]
-    assert h_warm == pytest.approx(0.15 * np.sqrt(100 / n))
-    assert cold._initial_scale(X, n) == pytest.approx(np.sqrt(sigma_ref))
-    assert h_cold * cold._initial_scale(X, n) == pytest.approx(h_warm * sigma_ref)
+    assert warm.step_size_ == pytest.approx(0.15 * np.sqrt(100 / n))
+    assert cold.initial_scale_ == pytest.approx(np.sqrt(sigma_ref))
+    assert cold.step_size_ * cold.initial_scale_ == pytest.approx(warm.step_size_ * sigma_ref)
 
 
 def test_ssgnht_starts_at_rest_only_without_warmup():
     # eq. 14's r_0 ~ N(0, I) with warm-up (forgotten before the first draw); at rest without
     position = jnp.zeros(500, jnp.float32)
-    cold = BayesianSVC(sampler="ssgnht", n_warmup=0)._kernel(100, None).init(jax.random.key(0), position, None)
-    warm = BayesianSVC(sampler="ssgnht")._kernel(100, None).init(jax.random.key(0), position, None)
+    cold, warm = BayesianSVC(sampler="ssgnht", n_warmup=0), BayesianSVC(sampler="ssgnht")
+    cold.n_warmup_, warm.n_warmup_ = 0, 10_000  # as fit resolves them
+    cold = cold._kernel(100, None).init(jax.random.key(0), position, None)
+    warm = warm._kernel(100, None).init(jax.random.key(0), position, None)
     assert not np.any(np.asarray(cold.momentum))
     assert 0.8 < float(jnp.var(warm.momentum)) < 1.2
 
@@ -201,6 +204,9 @@ def test_trace_and_idata(binary):
     assert np.all(np.diff(clf.trace_["wall_time"]) >= 0)
     assert clf.idata_.posterior["eta"].shape == (2, 200, 6)
     assert "step_size" in clf.idata_.sample_stats
+    assert clf.coef_draws_.shape == (2, 200, 5) and clf.intercept_draws_.shape == (2, 200)
+    np.testing.assert_array_equal(clf.coef_draws_.reshape(-1, 5), clf.coef_samples_)
+    assert (clf.n_warmup_, clf.thin_, clf.batch_size_) == (FAST["n_warmup"], 100, 100)
 
 
 def test_random_state_accepts_a_random_state_instance():

@@ -59,7 +59,7 @@ def fit_model(make: Callable[..., object], X, y, *, retries: int = 3, shrink: fl
                            note=note, params=params)
             h = params.get("step_size")
             if h is None:
-                h = _step_from_message(str(exc))
+                h = getattr(exc, "step_size", None)
             if h is None or callable(h):
                 return Fit(model=None, seconds=elapsed, compile_seconds=float("nan"),
                            sampling_seconds=float("nan"), error=str(exc).split("\n")[0],
@@ -75,19 +75,6 @@ def fit_model(make: Callable[..., object], X, y, *, retries: int = 3, shrink: fl
                    sampling_seconds=float(trace.get("sampling_seconds", float("nan"))),
                    error=None, note=note, params=params)
     raise AssertionError("unreachable")
-
-
-def _step_from_message(message: str):
-    """The step size a :class:`~regbayes.inference.DivergenceError` reports ("at step size H")."""
-    import re
-
-    match = re.search(r"at step size ([0-9.eE+-]+)", message)
-    if not match:
-        return None
-    try:
-        return float(match.group(1).rstrip("."))
-    except ValueError:
-        return None
 
 
 def posterior_draws(model):

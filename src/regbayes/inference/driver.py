@@ -23,10 +23,8 @@ import numpy as np
 
 from ..samplers.base import SamplingAlgorithm, is_fixed
 from ..schedules import Constant, Polynomial, as_schedule
-
-
-class DivergenceError(FloatingPointError):
-    """A chain produced a non-finite position or potential."""
+from .errors import DivergenceError
+from .progress import progress_bar
 
 
 class SampleResult(NamedTuple):
@@ -133,19 +131,16 @@ def _run_block(
     return jax.vmap(one_chain)(states, keys)
 
 
-STATIC_THIN: bool | None = None
-
-
-def static_thin_loops() -> bool:
-    """Whether programs fix ``thin`` at compile time (``STATIC_THIN``; by default, off the CPU).
+def static_thin_loops(static_thin: bool | None = None) -> bool:
+    """Whether programs fix ``thin`` at compile time (``static_thin``; by default, off the CPU).
 
     On the CPU one program with a traced ``thin`` serves a whole run. On a GPU a loop with
     a traced trip count waits for the host at every iteration, so there each distinct
     ``thin`` of a run (usually the draws' and 1) gets its own program. The draws are the
     same either way.
     """
-    if STATIC_THIN is not None:
-        return bool(STATIC_THIN)
+    if static_thin is not None:
+        return bool(static_thin)
     return jax.default_backend() != "cpu"
 
 
@@ -173,7 +168,10 @@ def _check_finite(positions, potential, t_first, t_last, schedule, kernel_name):
     raise DivergenceError(
         f"sampler '{kernel_name}' diverged between iterations {t_first} and {t_last}: "
         f"non-finite {'position' if not pos_ok else 'potential'} at step size {h:.3g}. "
-        f"Lower step_size below {h:.3g} (for example step_size={h / 10:.3g})."
+        f"Lower step_size below {h:.3g} (for example step_size={h / 10:.3g}).",
+        algorithm=kernel_name,
+        iteration=int(t_first),
+        step_size=h,
     )
 
 
@@ -202,7 +200,7 @@ def _warn_if_stuck(acceptance, step_size, kernel_name):
         )
 
 
-# Positions with more coordinates get a diagonal transform. A dense P x P covariance from
+# Positions with more coordinates get a diagonal transform (``dense_transform_max``). A dense P x P covariance from
 # the few hundred warm-up draws of a window is poorly determined for large P, and its two
 # matvecs per step cost O(P^2). A 20-class, 20-feature Crammer–Singer fit (P = 400,
 # BayesianSVC ssgld defaults, 2 seeds) measured: dense min ESS 2, 25-31 s, test accuracy
@@ -248,6 +246,8 @@ def sample(
     n_chunks: int = 10,
     progress: bool = False,
     desc: str | None = None,
+    static_thin: bool | None = None,
+    dense_transform_max: int = DENSE_TRANSFORM_MAX,
 ) -> SampleResult:
     """Run ``kernel`` from ``initial_positions`` (shape (n_chains, *position_shape)).
 
@@ -260,7 +260,9 @@ def sample(
     ``adapt_transform`` and at least 100 warm-up steps, is re-estimated twice from the
     pooled draws of the chains — from steps [0.15, 0.3) and [0.3, 0.9) of warm-up — so that
     correlated posteriors look isotropic to the sampler (a dense T up to
-    ``DENSE_TRANSFORM_MAX`` coordinates, diagonal beyond). Step sizes are then relative.
+    ``dense_transform_max`` coordinates, diagonal beyond). Step sizes are then relative.
+    ``static_thin`` fixes the thinning at compile time (:func:`static_thin_loops`; by
+    default on a GPU, not on the CPU).
 
     Raises :class:`DivergenceError` on a non-finite position or potential, and warns
     (``RuntimeWarning``) when a chain accepted under ``STUCK_ACCEPTANCE`` of its proposals
@@ -282,7 +284,7 @@ def sample(
     states = jax.vmap(kernel.init, in_axes=(0, 0, None))(init_keys, initial_positions, data)
     keys = run_keys
     n_coords = int(np.prod(initial_positions.shape[1:]))
-    dense = n_coords <= DENSE_TRANSFORM_MAX
+    dense = n_coords <= dense_transform_max
     dtype = initial_positions.dtype
 
     def install(states, T):
@@ -297,11 +299,7 @@ def sample(
         states = install(states, T0)
 
     total_steps = n_warmup + n_draws * thin
-    bar = None
-    if progress:
-        from tqdm.auto import tqdm
-
-        bar = tqdm(total=total_steps, desc=desc or kernel.name, unit="it", leave=False)
+    bar = progress_bar(total_steps, desc or kernel.name, progress)
 
     compiled_cache: dict = {}
     compile_seconds = 0.0
@@ -311,7 +309,7 @@ def sample(
     capacity = max(1, math.ceil(max(n_draws, min(n_warmup, 200)) / max(1, n_chunks)))
     int_zero = jnp.asarray(0, jnp.int32)
 
-    static_thin = static_thin_loops()
+    static_thin = static_thin_loops(static_thin)
 
     def program(step_thin, n_saved=None):
         """The compiled block; with ``static_thin``, one per thin (and per chunk size of the draws)."""
@@ -372,8 +370,7 @@ def sample(
             recorded_steps.append(t + step_thin * np.arange(1, size + 1) - 1)
             elapsed += seconds
             t += size * step_thin
-            if bar is not None:
-                bar.update(size * step_thin)
+            bar.update(size * step_thin)
         return states, keys, parts, infos_out, wall
 
     warm_pot, warm_steps, recorded_steps = [], [], []
@@ -401,8 +398,7 @@ def sample(
             warm_steps += recorded_steps
         states, keys, pos_parts, info_parts, wall = run_phase(states, keys, n_draws * thin, thin, True, n_chunks, draws=True)
     finally:
-        if bar is not None:
-            bar.close()
+        bar.close()
 
     iteration = n_warmup + thin * np.arange(1, n_draws + 1) - 1
     step_sizes = np.asarray(schedule(jnp.asarray(iteration, jnp.float32)), dtype=np.float64)

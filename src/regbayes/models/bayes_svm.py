@@ -21,41 +21,24 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 import scipy.sparse as sp
-from sklearn.base import BaseEstimator, ClassifierMixin
-from sklearn.preprocessing import LabelEncoder
+from numbers import Integral, Real
+
+from sklearn.base import ClassifierMixin
 from sklearn.utils import check_random_state
-from sklearn.utils.multiclass import check_classification_targets
+from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted, validate_data
 
-from .. import schedules
-from ..rng import make_key
-from ..precision import maybe_x64
-from ..inference import sample, to_inference_data
 from ..algorithms import gibbs_svm
+from ..inference import sample, to_inference_data
 from ..potentials import SVMData, build_potential, csr_to_padded
-from ..samplers import shmc, srwm, ssgld, ssgnht
-from ..validation import check_choice, check_finite_features, check_int, check_positive
+from ..precision import maybe_x64
+from ..samplers import defaults, shmc, srwm, ssgld, ssgnht
+from ..validation import check_finite_features
+from .base import RegBayesEstimator, vote_fractions
 
 SAMPLERS = ("gibbs", "shmc", "ssgld", "ssgnht", "srwm")
 SCHEDULES = ("adagrad", "polynomial", "constant")
-MINIBATCH_SAMPLERS = ("ssgld", "ssgnht", "srwm")
 MAX_GIBBS_FEATURES = 5000
-
-# The kernels run in whitened coordinates (regbayes.samplers.base): the driver starts
-# from T0 = scale * I, with scale set from sigma_ref = (1/nu^2 + c N mean(x^2))^(-1/2)
-# (the Gaussian analogue of the posterior width; see BayesianSVC._initial_scale), and
-# re-estimates T from warm-up draws. Step sizes are therefore relative to the
-# posterior's scale; these defaults were chosen on standardised breast-cancer data
-# against a long Gibbs run. srwm's is 2.38 / sqrt(P).
-DEFAULT_RELATIVE_STEP = {"ssgld": 0.5, "ssgnht": 0.15, "shmc": 0.3, "srwm": 2.38}
-DEFAULT_ADAGRAD_STEP = 0.4
-# Thinning: a minibatch step costs O(batch_size * d), so tens of them go into one draw.
-DEFAULT_THIN = {"ssgld": 100, "ssgnht": 50, "srwm": 50, "shmc": 1, "gibbs": 1}
-# Constant-step ssgld/ssgnht also cap h at factor * sqrt(batch_size / N) (see _step_schedule).
-# For ssgld the cap reproduces the default above at breast cancer's N = 398, batch 100;
-# for ssgnht 0.3 diverged on the Higgs-shaped set at N = 1e5 after warm-up, 0.15 did not
-# (1e5 and 1e6, two seeds each) at the price of slower mixing on small data.
-NOISE_STEP_FACTOR = {"ssgld": 1.0, "ssgnht": 0.15}
 
 
 def _chain_mean(values):
@@ -66,7 +49,7 @@ def _chain_mean(values):
     return np.where(counts > 0, sums / np.maximum(counts, 1), np.nan)
 
 
-class BayesianSVC(ClassifierMixin, BaseEstimator):
+class BayesianSVC(ClassifierMixin, RegBayesEstimator):
     """Bayesian linear SVM with a full posterior over the weights.
 
     Parameters
@@ -88,7 +71,7 @@ class BayesianSVC(ClassifierMixin, BaseEstimator):
         iteration is a sweep over all rows; 10,000 warm-up steps and thin 100 (ssgld) or
         50 (ssgnht, srwm) for the minibatch samplers, whose iteration costs
         O(batch_size * d) and which need tens of iterations per effective draw
-        (``DEFAULT_THIN``). Measured on breast cancer, one chain, 8 seeds, posterior-mean
+        (:data:`regbayes.samplers.defaults.SAMPLER_DEFAULTS`). Measured on breast cancer, one chain, 8 seeds, posterior-mean
         relative error against 4 x 20,000 Gibbs draws (``benchmarks/posterior_mean_error.py``;
         1000 independent draws would be 3.6% away): SSGLD (AdaGrad, h = 0.4, thin 100)
         4.4%, SSGNHT (thin 50) 4.9%. Against a 4 x 5000-draw reference, SSGLD had 4.5% with
@@ -99,10 +82,11 @@ class BayesianSVC(ClassifierMixin, BaseEstimator):
     step_size : float or callable, optional
         h (``t -> h_t`` if callable), relative to the posterior's scale: the samplers run
         in coordinates whitened by a transform estimated during warm-up (see
-        :func:`regbayes.inference.sample`). Default ``DEFAULT_RELATIVE_STEP``; for srwm,
+        :func:`regbayes.inference.sample`). Default: the sampler's row of
+        :data:`regbayes.samplers.defaults.SAMPLER_DEFAULTS`; for srwm,
         the proposal standard deviation in those coordinates. Without warm-up
         (``n_warmup=0``) the transform stays at its start ``T0 = sqrt(nu sigma_ref) I``
-        (``sigma_ref I`` for shmc; ``sigma_ref`` as in the module comment), and ssgnht's
+        (``sigma_ref I`` for shmc; see :mod:`regbayes.samplers.defaults`), and ssgnht's
         default step shrinks by ``sigma_ref / sqrt(nu sigma_ref)`` to match, and ssgnht
         starts at rest (momentum 0, not eq. 14's N(0, I) draw).
     schedule : {"adagrad", "polynomial", "constant"}, default="adagrad"
@@ -120,6 +104,25 @@ class BayesianSVC(ClassifierMixin, BaseEstimator):
     progress : bool, default=False
         Show a progress bar.
     """
+
+    _parameter_constraints = {
+        "C": [Interval(Real, 0, None, closed="neither")],
+        "margin": [Interval(Real, 0, None, closed="neither")],
+        "prior_scale": [Interval(Real, 0, None, closed="neither")],
+        "sampler": [StrOptions(set(SAMPLERS))],
+        "n_draws": [Interval(Integral, 1, None, closed="left")],
+        "n_warmup": [Interval(Integral, 0, None, closed="left"), None],
+        "n_chains": [Interval(Integral, 1, None, closed="left")],
+        "thin": [Interval(Integral, 1, None, closed="left"), None],
+        "batch_size": [Interval(Integral, 1, None, closed="left")],
+        "step_size": [Interval(Real, 0, None, closed="neither"), callable, None],
+        "schedule": [StrOptions(set(SCHEDULES)), callable],
+        "fit_intercept": ["boolean"],
+        "prediction": [StrOptions({"mean", "gibbs"})],
+        "n_leapfrog": [Interval(Integral, 1, None, closed="left")],
+        "random_state": ["random_state"],
+        "progress": ["boolean"],
+    }
 
     def __init__(
         self,
@@ -158,34 +161,17 @@ class BayesianSVC(ClassifierMixin, BaseEstimator):
         self.progress = progress
 
     # ------------------------------------------------------------------ checks
-    def _check_params(self, n_samples):
-        check_positive("C", self.C)
-        check_positive("margin", self.margin)
-        check_positive("prior_scale", self.prior_scale)
-        check_choice("sampler", self.sampler, SAMPLERS)
-        check_int("n_draws", self.n_draws, 1)
-        if self.n_warmup is not None:
-            check_int("n_warmup", self.n_warmup, 0)
-        check_int("n_chains", self.n_chains, 1)
-        if self.thin is not None:
-            check_int("thin", self.thin, 1)
-        check_int("batch_size", self.batch_size, 1)
-        check_int("n_leapfrog", self.n_leapfrog, 1)
-        check_choice("prediction", self.prediction, ("mean", "gibbs"))
-        if not callable(self.schedule):
-            check_choice("schedule", self.schedule, SCHEDULES)
-        if self.step_size is not None and not callable(self.step_size):
-            check_positive("step_size", self.step_size)
-        batch_size = self.batch_size
-        if batch_size > n_samples:
+    def _batch_size(self, n_samples):
+        """``batch_size``, clipped (with a warning) to the number of rows."""
+        if self.batch_size > n_samples:
             warnings.warn(
-                f"batch_size={batch_size} is larger than the {n_samples} training rows; "
+                f"batch_size={self.batch_size} is larger than the {n_samples} training rows; "
                 f"using batch_size={n_samples} (full data)",
                 UserWarning,
                 stacklevel=3,
             )
-            batch_size = n_samples
-        return batch_size
+            return n_samples
+        return self.batch_size
 
     def _prepare_X(self, X, dtype):
         """Dense JAX array or padded sparse rows, with the intercept column appended."""
@@ -203,72 +189,6 @@ class BayesianSVC(ClassifierMixin, BaseEstimator):
             sq = (sq * X.shape[1] + 1.0) / (X.shape[1] + 1)
         return 1.0 / math.sqrt(1.0 / self.prior_scale**2 + self.C * n * float(sq))
 
-    def _initial_scale(self, X, n):
-        """Scale of the starting transform ``T0 = scale * I``.
-
-        ``sigma_ref`` (the Gaussian analogue of the posterior width) underestimates the
-        width of a hinge posterior, where only points near the margin inform the weights,
-        and the prior scale ``nu`` bounds it from above. SSGLD (whose AdaGrad bounds each
-        move), SSGNHT (whose thermostat damps the first large moves) and SRWM (which
-        rejects bad moves) start from the geometric mean ``sqrt(nu * sigma_ref)``, since
-        warm-up shrinks an over-large T faster than it grows a small one; subgradient HMC,
-        whose momentum would blow up with an over-large T in the first steps, starts from
-        ``sigma_ref``. Measured for SSGNHT on breast cancer (one chain, defaults): posterior-
-        mean error 3.3-6.6% from the geometric mean, 16-27% from ``sigma_ref``, where the
-        too-small T of the first warm-up window is never grown back. Without warm-up
-        (``n_warmup=0``) T is never re-estimated: SSGNHT then shrinks its default step by
-        ``sigma_ref / scale`` (see :meth:`_step_schedule`).
-        """
-        return self._scale_for(self._sigma_ref(X, n))
-
-    def _scale_for(self, sigma_ref):
-        """:meth:`_initial_scale` given ``sigma_ref`` (one pass over X fewer)."""
-        if self.sampler == "shmc":
-            return sigma_ref
-        return math.sqrt(self.prior_scale * sigma_ref)
-
-    def _run_lengths(self):
-        """``(n_warmup, thin)`` with the sampler-specific defaults filled in."""
-        minibatch = self.sampler in MINIBATCH_SAMPLERS
-        n_warmup = self.n_warmup if self.n_warmup is not None else (10_000 if minibatch else 1000)
-        thin = self.thin if self.thin is not None else DEFAULT_THIN[self.sampler]
-        return n_warmup, thin
-
-    def _step_schedule(self, X, n, batch_size):
-        if self.sampler == "gibbs":
-            return 1.0, None
-        preconditioner = "adagrad" if (self.sampler == "ssgld" and self.schedule == "adagrad") else None
-        if self.step_size is not None:
-            h = self.step_size
-        elif preconditioner:
-            h = DEFAULT_ADAGRAD_STEP
-        else:
-            h = DEFAULT_RELATIVE_STEP[self.sampler]
-            if self.sampler == "srwm":
-                h /= math.sqrt(X.shape[1] + int(self.fit_intercept))
-            elif self.sampler in ("ssgld", "ssgnht"):
-                # Minibatch noise: in whitened coordinates the variance V of the
-                # subgradient estimate grows like N / batch_size, and both kernels stay
-                # stable and nearly unbiased only while h^2 V is O(1).
-                h = min(h, NOISE_STEP_FACTOR[self.sampler] * math.sqrt(batch_size / n))
-                if self.sampler == "ssgnht" and self._run_lengths()[0] == 0:
-                    # No warm-up re-estimates T: the noise term h^2 V grows with T^2, so a
-                    # start from T0 = scale * I > sigma_ref * I keeps h^2 V at the cap's
-                    # level with h * sigma_ref / scale. Higgs-shaped data, 20,000 steps
-                    # from 0, 3-5 seeds, posterior-mean error against Gibbs: 5.7 / 7.1 / 77 %
-                    # at N = 1e4 / 1e5 / 1e6 from T0 = sigma_ref, 5.1 / 2.1 / 4.9 % this
-                    # way (the heated thermostat crawls less far from a wider T0); the
-                    # same wider T0 without the smaller h diverged at N = 1e4.
-                    sigma_ref = self._sigma_ref(X, n)
-                    h *= sigma_ref / self._scale_for(sigma_ref)
-        if callable(self.schedule):
-            return self.schedule, preconditioner
-        if self.schedule == "polynomial" and self.sampler in ("ssgld", "ssgnht") and not callable(h):
-            gamma = 0.33
-            h0 = h * (1.0 + max(self._run_lengths()[0], 1)) ** gamma
-            return schedules.polynomial(h0, b=1.0, gamma=gamma), preconditioner
-        return h, preconditioner
-
     def _kernel(self, batch_size, preconditioner):
         if self.sampler == "gibbs":
             return gibbs_svm()
@@ -285,23 +205,19 @@ class BayesianSVC(ClassifierMixin, BaseEstimator):
             # instead of 128 (73-153), the same 4.8-4.9 % posterior-mean error
             # (benchmarks/ssgnht_start.py). With warm-up the start is forgotten before
             # the first draw, and eq. 14's is kept.
-            start = "zero" if self._run_lengths()[0] == 0 else "normal"
+            start = "zero" if self.n_warmup_ == 0 else "normal"
             return ssgnht(potential, initial_momentum=start)
         return srwm(potential)
 
     # ------------------------------------------------------------------ fit
     def fit(self, X, y):
         """Sample the posterior of the weights given training data ``X`` (dense or sparse), ``y``."""
+        self._validate_params()
         X, y = validate_data(self, X, y, accept_sparse="csr", dtype=[np.float64, np.float32], copy=False)
         check_finite_features(X)
-        check_classification_targets(y)
+        codes = self._encode_labels(y)
         n, d = X.shape
-        batch_size = self._check_params(n)
-        encoder = LabelEncoder().fit(y)
-        self.classes_ = encoder.classes_
-        if len(self.classes_) < 2:
-            raise ValueError(f"y has 1 class ({self.classes_[0]!r}); a classifier needs at least two")
-        codes = encoder.transform(y)
+        batch_size = self._batch_size(n)
         n_classes = len(self.classes_)
         use_x64 = self.sampler == "gibbs"
         if use_x64 and d + int(self.fit_intercept) > MAX_GIBBS_FEATURES:
@@ -309,12 +225,19 @@ class BayesianSVC(ClassifierMixin, BaseEstimator):
                 f"sampler='gibbs' forms a dense {d} x {d} precision matrix per sweep; with "
                 f"{d} features use 'ssgld' or 'ssgnht' (limit {MAX_GIBBS_FEATURES})"
             )
-        h, preconditioner = self._step_schedule(X, n, batch_size)
-        n_warmup, thin = self._run_lengths()
-        kernel = self._kernel(batch_size, preconditioner)
         dim = d + int(self.fit_intercept)
+        n_warmup, thin = defaults.run_lengths(self.sampler, self.n_warmup, self.thin)
+        sigma_ref = self._sigma_ref(X, n)
+        h, preconditioner = defaults.step_schedule(
+            self.sampler, schedule=self.schedule, step_size=self.step_size, n_data=n, batch_size=batch_size,
+            n_params=dim, n_warmup=n_warmup, sigma_ref=sigma_ref, prior_scale=self.prior_scale,
+        )
+        self._store_settings(n_warmup=n_warmup, thin=thin, batch_size=batch_size, step_size=h,
+                             preconditioner=preconditioner,
+                             initial_scale=defaults.start_scale(self.sampler, sigma_ref, self.prior_scale))
+        kernel = self._kernel(batch_size, preconditioner)
         shape = (dim,) if n_classes == 2 else (n_classes, dim)
-        key = make_key(self.random_state)
+        key = self._fit_key()
         with maybe_x64(use_x64):
             dtype = np.float64 if use_x64 else np.float32
             labels = (2.0 * codes - 1.0).astype(dtype) if n_classes == 2 else codes.astype(np.int32)
@@ -335,7 +258,7 @@ class BayesianSVC(ClassifierMixin, BaseEstimator):
                 n_draws=self.n_draws,
                 thin=thin,
                 step_size=h,
-                initial_scale=self._initial_scale(X, n),
+                initial_scale=self.initial_scale_,
                 progress=self.progress,
                 desc=f"BayesianSVC[{self.sampler}]",
             )
@@ -373,8 +296,12 @@ class BayesianSVC(ClassifierMixin, BaseEstimator):
             )
 
     def _store(self, result, shape, d):
-        draws = result.positions.reshape(-1, *shape).astype(np.float64)
+        draws = result.positions.astype(np.float64)  # (chain, draw, *shape)
         weights, intercepts = (draws[..., :d], draws[..., d]) if self.fit_intercept else (draws, np.zeros(draws.shape[:-1]))
+        self.coef_draws_ = weights
+        self.intercept_draws_ = intercepts
+        weights = weights.reshape(-1, *weights.shape[2:])
+        intercepts = intercepts.reshape(-1, *intercepts.shape[2:])
         self.coef_samples_ = weights
         self.intercept_samples_ = intercepts
         self.coef_ = weights.mean(axis=0)
@@ -426,13 +353,11 @@ class BayesianSVC(ClassifierMixin, BaseEstimator):
         X = self._check_X(X)
         n_total = len(self.coef_samples_)
         index = np.unique(np.linspace(0, n_total - 1, min(n_total, max_draws)).astype(int))
-        n_classes = len(self.classes_)
-        votes = np.zeros((X.shape[0], n_classes))
+        winners = []
         for s in index:
             scores = self._discriminant(X, self.coef_samples_[s], self.intercept_samples_[s])
-            winner = (scores > 0).astype(int) if scores.ndim == 1 else np.argmax(scores, axis=1)
-            votes[np.arange(X.shape[0]), winner] += 1
-        return votes / len(index)
+            winners.append((scores > 0).astype(int) if scores.ndim == 1 else np.argmax(scores, axis=1))
+        return vote_fractions(np.stack(winners), len(self.classes_))
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()

@@ -1,0 +1,200 @@
+"""The host loop of the driver: algorithms whose step runs (partly) outside JAX.
+
+Gibbs sweeps that call numba kernels (MedLDA, InfiniteSVC), the small-variance-asymptotics
+loops (M2DPM, DP-means) and mean-field updates are steps of an :class:`Algorithm`::
+
+    state = algorithm.init(...)                       # the estimator builds it
+    state, info = algorithm.step(seed, state, data)   # one iteration
+
+``info`` is the algorithm's own NamedTuple of scalars or small arrays (objective, number
+of clusters, topic log-likelihood, step size, ...). :func:`run` owns what crosses
+models: the iteration loop, integer seeds drawn from one JAX key (``seed`` is an int:
+numba kernels take ints; :func:`regbayes.rng.key_from_seed` makes a JAX key of it),
+progress, timing with compilation apart, the per-iteration trace of ``info``, kept
+draws, callbacks, divergence detection and, with ``tol``, run-until-converged.
+"""
+from __future__ import annotations
+
+import time
+import warnings
+from typing import Any, Callable, NamedTuple, Sequence
+
+import numpy as np
+from sklearn.exceptions import ConvergenceWarning
+
+from ..rng import host_seeds
+from .errors import DivergenceError
+from .progress import progress_bar
+
+
+class Algorithm(NamedTuple):
+    """A step function with its name and optional hooks.
+
+    step(seed, state, data) -> (state, info)
+        One iteration; ``seed`` an int drawn by the driver.
+    name
+        Labels the algorithm in progress bars and errors.
+    compile(state, data) -> None, optional
+        Compiles the step's kernels on small inputs; the driver times it as compilation.
+    check(state, info) -> str or None, optional
+        A model's own divergence test beyond finiteness (a norm bound, say): a message
+        when the state has left what the model allows.
+    """
+
+    step: Callable[..., Any]
+    name: str
+    compile: Callable[..., Any] | None = None
+    check: Callable[..., Any] | None = None
+
+
+class RunResult(NamedTuple):
+    """What :func:`run` returns. Per-iteration arrays have the iterations run as axis 0."""
+
+    state: Any
+    draws: list  # draw(state) at each kept iteration
+    kept_iterations: np.ndarray
+    trace: dict  # info field -> array over iterations
+    wall_time: np.ndarray  # seconds of sampling at the end of each iteration
+    compile_seconds: float
+    sampling_seconds: float
+    n_iter: int
+    converged: bool | None  # None unless ``tol`` was given
+    stopped_early: bool  # the callback asked to stop
+
+
+def _fields(info) -> dict:
+    if info is None:
+        return {}
+    if hasattr(info, "_asdict"):
+        return dict(info._asdict())
+    return dict(info)
+
+
+def _non_finite_field(fields: dict) -> str | None:
+    for name, value in fields.items():
+        array = np.asarray(value)
+        if array.dtype.kind in "fc" and not np.isfinite(array).all():
+            return name
+    return None
+
+
+def run(
+    algorithm: Algorithm,
+    state,
+    data,
+    key,
+    *,
+    n_iter: int,
+    keep: Sequence[int] | None = None,
+    draw: Callable[[Any], Any] | None = None,
+    observe: Callable[[int, Any, Any], None] | None = None,
+    callback: Callable[[int, Any, Any], Any] | None = None,
+    tol: float | None = None,
+    initial_objective: float | None = None,
+    progress: bool = False,
+    desc: str | None = None,
+) -> RunResult:
+    """Run ``algorithm.step`` from ``state`` for ``n_iter`` iterations (at most, with ``tol``).
+
+    keep, draw
+        Iterations (0-based) at which ``draw(state)`` is stored in ``RunResult.draws``.
+    observe(t, state, info)
+        Called every iteration, counted as sampling time (running means, say).
+    callback(t, state, info)
+        The user's hook, not timed; a true return value stops the run.
+    tol
+        Run until converged: ``info.objective`` must exist; the run stops once
+        ``|F_{t-1} - F_t| <= tol * |F_{t-1}|`` (``F_{-1}`` is ``initial_objective`` when
+        given), and warns with :class:`~sklearn.exceptions.ConvergenceWarning` when
+        ``n_iter`` iterations end without it.
+
+    Raises :class:`DivergenceError` when a floating-point field of ``info`` is not finite
+    or ``algorithm.check`` reports a message; its ``step_size`` is ``info.step_size``
+    where the algorithm records one.
+    """
+    if int(n_iter) < 1:
+        raise ValueError(f"n_iter must be >= 1, got {n_iter}")
+    n_iter = int(n_iter)
+    keep_set = set(int(t) for t in keep) if keep is not None else set()
+    seeds = host_seeds(key, n_iter)
+    compile_seconds = 0.0
+    if algorithm.compile is not None:
+        start = time.perf_counter()
+        algorithm.compile(state, data)
+        compile_seconds = time.perf_counter() - start
+
+    bar = progress_bar(n_iter, desc or algorithm.name, progress)
+    trace: dict[str, list] = {}
+    wall, draws, kept = [], [], []
+    elapsed = 0.0
+    previous = initial_objective
+    converged = None if tol is None else False
+    stopped = False
+    t = -1
+    try:
+        for t in range(n_iter):
+            start = time.perf_counter()
+            state, info = algorithm.step(int(seeds[t]), state, data)
+            fields = _fields(info)
+            step_compile = float(fields.pop("compile_seconds", 0.0))
+            _check(algorithm, state, info, fields, t)
+            if t in keep_set and draw is not None:
+                draws.append(draw(state))
+                kept.append(t)
+            if observe is not None:
+                observe(t, state, info)
+            seconds = time.perf_counter() - start - step_compile
+            compile_seconds += step_compile
+            elapsed += seconds
+            wall.append(elapsed)
+            for name, value in fields.items():
+                trace.setdefault(name, []).append(np.asarray(value))
+            bar.update(1)
+            if tol is not None:
+                objective = float(fields["objective"])
+                bar.set_postfix(objective=f"{objective:.4g}")
+                if previous is not None and abs(previous - objective) <= tol * max(abs(previous), 1e-300):
+                    converged = True
+                    break
+                previous = objective
+            if callback is not None and callback(t, state, info):
+                stopped = True
+                break
+    finally:
+        bar.close()
+    if tol is not None and not converged:
+        warnings.warn(
+            f"{algorithm.name} did not converge in {n_iter} iterations (tol={tol:g}); "
+            f"raise max_iter or tol",
+            ConvergenceWarning,
+            stacklevel=2,
+        )
+    return RunResult(
+        state=state,
+        draws=draws,
+        kept_iterations=np.asarray(kept, dtype=np.int64),
+        trace={name: np.stack(values) for name, values in trace.items()},
+        wall_time=np.asarray(wall),
+        compile_seconds=compile_seconds,
+        sampling_seconds=elapsed,
+        n_iter=t + 1,
+        converged=converged,
+        stopped_early=stopped,
+    )
+
+
+def _check(algorithm: Algorithm, state, info, fields: dict, t: int):
+    step_size = fields.get("step_size")
+    step_size = None if step_size is None else float(np.max(step_size))
+    bad = _non_finite_field(fields)
+    message = None
+    if bad is not None:
+        message = f"{algorithm.name} diverged at iteration {t}: non-finite {bad}"
+    elif algorithm.check is not None:
+        message = algorithm.check(state, info)
+        if message is not None:
+            message = f"{algorithm.name} diverged at iteration {t}: {message}"
+    if message is not None:
+        if step_size is not None:
+            message += f" (step size {step_size:.3g}; lower it)"
+        raise DivergenceError(message, algorithm=algorithm.name, iteration=t, step_size=step_size)

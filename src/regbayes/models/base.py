@@ -1,0 +1,60 @@
+"""What every estimator shares: parameter checks, labels, keys, vote fractions, settings.
+
+Estimators are thin: they validate input, build a model's potential or algorithm state,
+call the driver (:mod:`regbayes.inference`) and store results. This base owns the parts
+that would otherwise be written once per estimator:
+
+* parameters are checked by scikit-learn's ``_parameter_constraints`` (one declarative
+  place per class; errors name the parameter and what it must be);
+* labels are encoded once (``classes_``), and one class is refused with a clear error;
+* ``random_state`` becomes one JAX key per ``fit`` (:func:`regbayes.rng.make_key`); every
+  random stream of the fit is split from it;
+* the settings a fit resolves (defaults that depend on the data) are stored as fitted
+  attributes with a trailing underscore, so that callers read them instead of
+  re-deriving them.
+"""
+from __future__ import annotations
+
+import numpy as np
+from sklearn.base import BaseEstimator
+from sklearn.preprocessing import LabelEncoder
+from sklearn.utils.multiclass import check_classification_targets
+
+from ..rng import make_key
+
+
+class RegBayesEstimator(BaseEstimator):
+    """Base of the library's estimators (see the module docstring)."""
+
+    _parameter_constraints: dict = {}
+
+    def _fit_key(self):
+        """The one JAX key of this fit, from ``random_state``."""
+        return make_key(self.random_state)
+
+    def _encode_labels(self, y) -> np.ndarray:
+        """Set ``classes_`` and return integer codes 0..K-1; refuse fewer than two classes."""
+        check_classification_targets(y)
+        encoder = LabelEncoder().fit(y)
+        self.classes_ = encoder.classes_
+        if len(self.classes_) < 2:
+            raise ValueError(
+                f"y has 1 class ({self.classes_[0]!r}); a classifier needs at least two"
+            )
+        return encoder.transform(y)
+
+    def _store_settings(self, **settings):
+        """Store resolved settings as fitted attributes ``name_``."""
+        for name, value in settings.items():
+            setattr(self, f"{name}_", value)
+
+
+def vote_fractions(winners: np.ndarray, n_classes: int) -> np.ndarray:
+    """Share of posterior draws voting for each class: ``winners`` (draws, rows) of class
+    indices -> (rows, n_classes), the Gibbs classifier's ``predict_proba``."""
+    winners = np.asarray(winners)
+    votes = np.zeros((winners.shape[1], n_classes))
+    rows = np.arange(winners.shape[1])
+    for w in winners:
+        np.add.at(votes, (rows, w), 1.0)
+    return votes / winners.shape[0]
