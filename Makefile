@@ -20,6 +20,7 @@ demo: $(STAMP)
 	$(BIN)/regbayes demo --out demo_out
 
 test: $(STAMP)
+	$(BIN)/ruff check src tests benchmarks
 	$(BIN)/python -m pytest -q tests
 
 bench: $(STAMP)

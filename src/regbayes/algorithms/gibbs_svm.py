@@ -1,5 +1,5 @@
 """Gibbs kernel with data augmentation for the Bayesian linear SVM: model-specific conditionals
-that follow the sampler protocol (Polson & Scott 2011; paper 001, eqs. 12, 17 and 18 for one component).Polson & Scott 2011; paper 001, eqs. 12, 17 and 18 for one component).
+that follow the sampler protocol (Polson & Scott 2011; paper 001, eqs. 12, 17 and 18 for one component).
 
 Paper 000 writes the pseudo-likelihood as ``psi = exp(-c (l - y eta^T x)_+)``; paper 001
 as ``phi = exp(-2 c' (zeta)_+)``, so ``c' = c / 2``. With ``zeta_i = l - y_i eta^T x_i``:

@@ -119,7 +119,7 @@ def run(out_dir, *, n=None, quick=False, seed=0, repeats=None, params=None, prot
     n = int(n) if n is not None else (1000 if quick else 20000)
     repeats = int(repeats) if repeats is not None else (1 if quick else 3)
     params = dict(params) if params is not None else (dict(n_iter=20, n_warmup=10) if quick else dict(n_iter=100, n_warmup=50))
-    data = {f"stand-in": load_stand_in(n, seed)}
+    data = {"stand-in": load_stand_in(n, seed)}
     if protein:
         data["protein"] = load_files(*protein)
     if ijcnn1:

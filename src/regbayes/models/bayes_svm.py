@@ -17,7 +17,6 @@ from __future__ import annotations
 import math
 import warnings
 
-import jax
 import jax.numpy as jnp
 import numpy as np
 import scipy.sparse as sp
