@@ -44,7 +44,7 @@ _PALETTE = {
     "ssgnht": "#d62728",
     "srwm": "#2ca02c",
 }
-_CYCLE = ["#1f77b4", "#d62728", "#2ca02c", "#ff7f0e", "#9467bd", "#8c564b", "#e377c2", "#7f7f7f"]
+COLOR_CYCLE = ["#1f77b4", "#d62728", "#2ca02c", "#ff7f0e", "#9467bd", "#8c564b", "#e377c2", "#7f7f7f"]
 
 
 def new_figure(width: float, height: float, dpi: int = 110) -> Figure:
@@ -57,7 +57,7 @@ def new_figure(width: float, height: float, dpi: int = 110) -> Figure:
 def method_color(name: str, index: int = 0) -> str:
     """A stable colour for a sampler name (first word, case-insensitive), else from a cycle."""
     key = str(name).split()[0].split("(")[0].lower()
-    return _PALETTE.get(key, _CYCLE[index % len(_CYCLE)])
+    return _PALETTE.get(key, COLOR_CYCLE[index % len(COLOR_CYCLE)])
 
 
 def _as_2d(samples) -> np.ndarray:
@@ -450,7 +450,7 @@ def plot_clusters(model, X, y, ax=None, grid_size: int = 300, title: str | None 
     markers = ["o", "^", "s", "D", "v", "P", "*", "X"]
     for j, label in enumerate(classes):
         mask = y == label
-        ax.scatter(X[mask, 0], X[mask, 1], c=[_CYCLE[k % len(_CYCLE)] for k in members[mask]], s=12,
+        ax.scatter(X[mask, 0], X[mask, 1], c=[COLOR_CYCLE[k % len(COLOR_CYCLE)] for k in members[mask]], s=12,
                    marker=markers[j % len(markers)], linewidths=0.3, edgecolors="#333333",
                    label=f"y = {label}")
     centers = np.asarray(model.cluster_centers_)

@@ -32,7 +32,7 @@ def run(out_dir, *, quick: bool = False, seed: int = 0, n_samples: int | None = 
     from ..datasets import make_dp_mixture_svm
     from ..models.dpmeans import DPMeansSVC
     from ..models.m2dpm import M2DPM
-    from ..plotting import _CYCLE, new_figure, plot_clusters
+    from ..plotting import COLOR_CYCLE, new_figure, plot_clusters
 
     start = time.perf_counter()
     if n_samples is None:
@@ -62,7 +62,7 @@ def run(out_dir, *, quick: bool = False, seed: int = 0, n_samples: int | None = 
     axes = fig.subplots(1, 3)
     for k in np.unique(c_tr):
         mask = c_tr == k
-        axes[0].scatter(X_tr[mask, 0], X_tr[mask, 1], s=10, color=_CYCLE[(k - 1) % len(_CYCLE)],
+        axes[0].scatter(X_tr[mask, 0], X_tr[mask, 1], s=10, color=COLOR_CYCLE[(k - 1) % len(COLOR_CYCLE)],
                         marker="o", label=f"cluster {k}")
     axes[0].set_title(f"truth: {len(np.unique(c_tr))} clusters")
     axes[0].legend(fontsize=7)
