@@ -1,7 +1,15 @@
-"""JAX random keys from scikit-learn style ``random_state`` values."""
+"""Randomness from user ``random_state`` values: one place for every rule.
+
+* estimators: :func:`make_key`, one JAX key per ``fit`` (scikit-learn's ``random_state``
+  semantics); host-loop steps get integer seeds from it (:func:`host_seeds`);
+* data generators and loaders: :func:`check_generator` / :func:`int_seed` (NumPy).
+"""
 from __future__ import annotations
 
+import numbers
+
 import jax
+import numpy as np
 from sklearn.utils import check_random_state
 
 # JAX's default threefry keys, whose streams are the same on every backend. XLA's
@@ -24,8 +32,6 @@ def make_key(random_state) -> jax.Array:
 def host_seeds(key: jax.Array, n: int):
     """``n`` integer seeds in [0, 2^31 - 1) drawn from ``key`` in one call, for steps that
     run on the host (numba kernels take integer seeds). A NumPy int64 array."""
-    import numpy as np
-
     if n <= 0:
         return np.zeros(0, np.int64)
     bits = jax.random.bits(key, (n,), dtype="uint32")
@@ -35,3 +41,35 @@ def host_seeds(key: jax.Array, n: int):
 def key_from_seed(seed: int) -> jax.Array:
     """A typed JAX key (the library's implementation) from an integer seed."""
     return jax.random.key(int(seed), impl=KEY_IMPL)
+
+
+def check_generator(random_state) -> np.random.Generator:
+    """Return a ``np.random.Generator`` for ``random_state``.
+
+    ``None`` gives fresh OS entropy, an ``int`` (>= 0) a seeded generator, and a
+    ``Generator`` is returned as is (so its state advances: callers share the stream).
+    """
+    if random_state is None:
+        return np.random.default_rng()
+    if isinstance(random_state, np.random.Generator):
+        return random_state
+    if isinstance(random_state, (bool, np.bool_)):
+        raise ValueError("random_state must be None, an int or a np.random.Generator, got a bool")
+    if isinstance(random_state, numbers.Integral):
+        if random_state < 0:
+            raise ValueError(f"random_state must be a non-negative int, got {random_state}")
+        return np.random.default_rng(int(random_state))
+    raise ValueError(
+        "random_state must be None, an int or a np.random.Generator, "
+        f"got {type(random_state).__name__}"
+    )
+
+
+def int_seed(random_state) -> int:
+    """An int seed for APIs that take only ints (scikit-learn): an int is kept as is,
+    so results equal the wrapped function's with that seed; a Generator (or None)
+    supplies one draw."""
+    rng = check_generator(random_state)
+    if random_state is None or isinstance(random_state, np.random.Generator):
+        return int(rng.integers(2**31 - 1))
+    return int(random_state)

@@ -1,4 +1,9 @@
-"""Input checks shared by the estimators: clear errors that name the problem."""
+"""Argument checks shared by the whole library: clear errors that name the argument.
+
+Every check takes the argument's name first, then its value; the value checks return
+the value converted (an int, a float, a dtype). Estimators declare their parameters with
+scikit-learn's ``_parameter_constraints`` and use these for data-dependent checks.
+"""
 from __future__ import annotations
 
 import numbers
@@ -14,9 +19,37 @@ def check_positive(name: str, value, allow_none: bool = False):
         raise ValueError(f"{name} must be a positive finite number, got {value!r}")
 
 
-def check_int(name: str, value, minimum: int):
-    if isinstance(value, bool) or not isinstance(value, numbers.Integral) or value < minimum:
+def check_int(name: str, value, minimum: int = 1) -> int:
+    """``value`` as an int; ``ValueError`` unless it is an integer >= ``minimum``."""
+    if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Integral) or value < minimum:
         raise ValueError(f"{name} must be an integer >= {minimum}, got {value!r}")
+    return int(value)
+
+
+def check_real(name: str, value, *, low=None, low_inclusive: bool = True) -> float:
+    """``value`` as a finite float, optionally bounded below."""
+    if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Real):
+        raise ValueError(f"{name} must be a real number, got {value!r}")
+    value = float(value)
+    if not np.isfinite(value):
+        raise ValueError(f"{name} must be finite, got {value}")
+    if low is not None:
+        if low_inclusive and value < low:
+            raise ValueError(f"{name} must be >= {low}, got {value}")
+        if not low_inclusive and value <= low:
+            raise ValueError(f"{name} must be > {low}, got {value}")
+    return value
+
+
+def check_float_dtype(name: str, dtype) -> np.dtype:
+    """``np.dtype(dtype)``, which must be float32 or float64."""
+    try:
+        dt = np.dtype(dtype)
+    except TypeError as exc:
+        raise ValueError(f"{name} must be float32 or float64, got {dtype!r}") from exc
+    if dt not in (np.dtype(np.float32), np.dtype(np.float64)):
+        raise ValueError(f"{name} must be float32 or float64, got {dt}")
+    return dt
 
 
 def check_bool(name: str, value):

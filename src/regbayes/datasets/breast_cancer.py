@@ -14,7 +14,7 @@ from sklearn.datasets import load_breast_cancer
 from sklearn.model_selection import train_test_split
 from sklearn.preprocessing import StandardScaler
 
-from ._validation import int_seed
+from ..rng import int_seed
 
 __all__ = ["load_breast_cancer_standardized"]
 

@@ -16,7 +16,7 @@ import numpy as np
 from sklearn.datasets import load_svmlight_file
 
 from ._compression import open_decompressed
-from ._validation import check_float_dtype, check_positive_int
+from ..validation import check_float_dtype, check_int
 
 __all__ = ["read_svmlight_dense", "read_csv_dense"]
 
@@ -44,11 +44,11 @@ def _finish(path, Xs, ys):
 
 
 def _check_args(n_features, n_rows, dtype, block_rows):
-    n_features = check_positive_int(n_features, "n_features")
+    n_features = check_int("n_features", n_features)
     if n_rows is not None:
-        n_rows = check_positive_int(n_rows, "n_rows")
-    block_rows = check_positive_int(block_rows, "block_rows")
-    return n_features, n_rows, check_float_dtype(dtype), block_rows
+        n_rows = check_int("n_rows", n_rows)
+    block_rows = check_int("block_rows", block_rows)
+    return n_features, n_rows, check_float_dtype("dtype", dtype), block_rows
 
 
 def read_svmlight_dense(path, n_features, *, n_rows=None, dtype=np.float32, block_rows=_BLOCK_ROWS):

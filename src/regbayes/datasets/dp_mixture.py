@@ -21,7 +21,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from ._validation import check_generator, check_positive_int, check_real
+from ..rng import check_generator
+from ..validation import check_int, check_real
 
 __all__ = ["make_dp_mixture_svm"]
 
@@ -97,16 +98,16 @@ def make_dp_mixture_svm(
         raise ValueError(f"setting must be 'I' or 'II', got {setting!r}")
     if n_samples is None:
         n_samples = _DEFAULT_N[setting]
-    n_samples = check_positive_int(n_samples, "n_samples")
-    n_features = check_positive_int(n_features, "n_features")
-    max_clusters = check_positive_int(max_clusters, "max_clusters")
-    alpha = check_real(alpha, "alpha", low=0.0, low_inclusive=False)
-    sigma = check_real(sigma, "sigma", low=0.0, low_inclusive=False)
+    n_samples = check_int("n_samples", n_samples)
+    n_features = check_int("n_features", n_features)
+    max_clusters = check_int("max_clusters", max_clusters)
+    alpha = check_real("alpha", alpha, low=0.0, low_inclusive=False)
+    sigma = check_real("sigma", sigma, low=0.0, low_inclusive=False)
     rng = check_generator(random_state)
     if center_scale is not None:
         if setting != "I":
             raise ValueError("center_scale applies to Setting I only")
-        center_scale = check_real(center_scale, "center_scale", low=0.0, low_inclusive=False)
+        center_scale = check_real("center_scale", center_scale, low=0.0, low_inclusive=False)
 
     if setting == "I":
         z = _crp_assignments(n_samples, alpha, max_clusters, rng)

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ._validation import check_float_dtype, check_positive_int
+from ..validation import check_float_dtype, check_int
 from .dense import read_csv_dense, read_svmlight_dense
 from .download import fetch_file, get_data_home, resolve_base_url
 from .registry import DatasetSpec, get_dataset
@@ -100,9 +100,9 @@ def fetch_higgs(
     """
     if source not in ("libsvm", "uci"):
         raise ValueError(f"source must be 'libsvm' or 'uci', got {source!r}")
-    dt = check_float_dtype(dtype)
+    dt = check_float_dtype("dtype", dtype)
     if n_rows is not None:
-        n_rows = check_positive_int(n_rows, "n_rows")
+        n_rows = check_int("n_rows", n_rows)
     spec = get_dataset("higgs" if source == "libsvm" else "higgs-uci")
     path = fetch_dataset_files(spec.name, data_home, download_if_missing, base_url)["data"]
     reader = read_svmlight_dense if spec.file_format == "svmlight" else read_csv_dense

@@ -25,7 +25,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from ._validation import check_float_dtype, check_generator, check_positive_int
+from ..rng import check_generator
+from ..validation import check_float_dtype, check_int
 
 __all__ = ["make_higgs_like"]
 
@@ -72,9 +73,9 @@ def make_higgs_like(
         and variance 1.
     y : ndarray (n_samples,) int64 in {0, 1}, roughly balanced.
     """
-    n_samples = check_positive_int(n_samples, "n_samples")
-    n_features = check_positive_int(n_features, "n_features", minimum=8)
-    dt = check_float_dtype(dtype)
+    n_samples = check_int("n_samples", n_samples)
+    n_features = check_int("n_features", n_features, 8)
+    dt = check_float_dtype("dtype", dtype)
     rng = check_generator(random_state)
 
     n_low, n_high, first_free, n_pairs = _layout(n_features)

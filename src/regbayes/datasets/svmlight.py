@@ -17,7 +17,7 @@ import numpy as np
 from sklearn.datasets import load_svmlight_file
 
 from ._compression import compression_of, open_decompressed
-from ._validation import check_float_dtype, check_positive_int
+from ..validation import check_float_dtype, check_int
 
 __all__ = ["load_svmlight", "labels_as_int"]
 
@@ -61,10 +61,10 @@ def load_svmlight(path, n_features=None, dtype=np.float64, *, n_rows=None, zero_
     y : ndarray (n_samples,), int64 if all labels are integers, else float64
     """
     if n_features is not None:
-        n_features = check_positive_int(n_features, "n_features")
+        n_features = check_int("n_features", n_features)
     if n_rows is not None:
-        n_rows = check_positive_int(n_rows, "n_rows")
-    dt = check_float_dtype(dtype)
+        n_rows = check_int("n_rows", n_rows)
+    dt = check_float_dtype("dtype", dtype)
     if zero_based not in (True, False, "auto"):
         raise ValueError(f"zero_based must be True, False or 'auto', got {zero_based!r}")
     path = os.fspath(path)

@@ -19,7 +19,8 @@ from __future__ import annotations
 import numpy as np
 from sklearn.datasets import make_classification
 
-from ._validation import check_generator, check_positive_int, check_real, int_seed
+from ..rng import check_generator, int_seed
+from ..validation import check_int, check_real
 
 __all__ = ["make_bayes_svm_2d", "hinge_label_probability", "make_multiclass_blobs"]
 
@@ -66,10 +67,10 @@ def make_bayes_svm_2d(
     y : ndarray of shape (n_samples,), int64, values in {-1, +1}
     coef : ndarray of shape (2,), float64, only if ``return_coef``
     """
-    n_samples = check_positive_int(n_samples, "n_samples")
-    c = check_real(c, "c", low=0.0, low_inclusive=False)
-    margin = check_real(margin, "margin", low=0.0)
-    prior_var = check_real(prior_var, "prior_var", low=0.0, low_inclusive=False)
+    n_samples = check_int("n_samples", n_samples)
+    c = check_real("c", c, low=0.0, low_inclusive=False)
+    margin = check_real("margin", margin, low=0.0)
+    prior_var = check_real("prior_var", prior_var, low=0.0, low_inclusive=False)
     rng = check_generator(random_state)
 
     X = rng.uniform(0.0, 1.0, size=(n_samples, 2))
@@ -96,10 +97,10 @@ def make_multiclass_blobs(
 
     Returns ``X`` (n_samples, n_features) float64 and ``y`` int64 in {0, ..., n_classes-1}.
     """
-    n_samples = check_positive_int(n_samples, "n_samples")
-    n_features = check_positive_int(n_features, "n_features")
-    n_classes = check_positive_int(n_classes, "n_classes", minimum=2)
-    class_sep = check_real(class_sep, "class_sep", low=0.0, low_inclusive=False)
+    n_samples = check_int("n_samples", n_samples)
+    n_features = check_int("n_features", n_features)
+    n_classes = check_int("n_classes", n_classes, 2)
+    class_sep = check_real("class_sep", class_sep, low=0.0, low_inclusive=False)
     if n_classes > 2**n_features:
         raise ValueError(
             f"n_classes={n_classes} needs n_features >= log2(n_classes); "

@@ -27,7 +27,7 @@ from typing import NamedTuple, Sequence
 import numpy as np
 import scipy.sparse as sp
 
-from ._validation import check_positive_int
+from ..validation import check_int
 from .download import get_data_home
 
 __all__ = [
@@ -273,7 +273,7 @@ def load_lda_reuters(min_class_size: int = 10) -> CountCorpus:
 
     Needs the optional dependency ``lda`` (``pip install lda``; regbayes' ``bench`` extra).
     """
-    min_class_size = check_positive_int(min_class_size, "min_class_size")
+    min_class_size = check_int("min_class_size", min_class_size)
     try:
         import lda.datasets as lda_datasets
     except ImportError as exc:  # pragma: no cover - depends on the environment

@@ -18,7 +18,8 @@ from __future__ import annotations
 import numpy as np
 import scipy.sparse as sp
 
-from ._validation import check_generator, check_positive_int, check_real
+from ..rng import check_generator
+from ..validation import check_int, check_real
 
 __all__ = ["make_topic_corpus"]
 
@@ -79,22 +80,22 @@ def make_topic_corpus(
     doc_topic : ndarray (n_docs, n_topics), rows sum to 1 (theta)
     coef : ndarray (1 or n_classes, n_topics), only if ``return_coef``
     """
-    n_docs = check_positive_int(n_docs, "n_docs")
-    n_topics = check_positive_int(n_topics, "n_topics")
-    n_words = check_positive_int(n_words, "n_words")
-    n_classes = check_positive_int(n_classes, "n_classes")
+    n_docs = check_int("n_docs", n_docs)
+    n_topics = check_int("n_topics", n_topics)
+    n_words = check_int("n_words", n_words)
+    n_classes = check_int("n_classes", n_classes)
     if n_topics < 2:
         raise ValueError(f"n_topics must be at least 2, got {n_topics}")
     if n_words < 2:
         raise ValueError(f"n_words must be at least 2, got {n_words}")
     if n_classes < 2:
         raise ValueError(f"n_classes must be at least 2, got {n_classes}")
-    doc_length = check_real(doc_length, "doc_length", low=1.0)
-    alpha = check_real(alpha, "alpha", low=0.0, low_inclusive=False)
-    beta = check_real(beta, "beta", low=0.0, low_inclusive=False)
-    C = check_real(C, "C", low=0.0, low_inclusive=False)
-    margin = check_real(margin, "margin", low=0.0)
-    prior_scale = check_real(prior_scale, "prior_scale", low=0.0, low_inclusive=False)
+    doc_length = check_real("doc_length", doc_length, low=1.0)
+    alpha = check_real("alpha", alpha, low=0.0, low_inclusive=False)
+    beta = check_real("beta", beta, low=0.0, low_inclusive=False)
+    C = check_real("C", C, low=0.0, low_inclusive=False)
+    margin = check_real("margin", margin, low=0.0)
+    prior_scale = check_real("prior_scale", prior_scale, low=0.0, low_inclusive=False)
     rng = check_generator(random_state)
 
     topic_word = rng.dirichlet(np.full(n_words, beta), size=n_topics)
