@@ -153,14 +153,14 @@ def test_datasets_lists_the_registry(capsys):
     assert "ijcnn1" in registry and registry["ijcnn1"]["n_features"] == 22
 
 
-def test_bench_runs_the_script_or_explains(monkeypatch, tmp_path, capsys):
-    monkeypatch.setattr(cli, "_find_benchmark", lambda: None)
-    assert cli.main(["bench"]) == 1
-    assert "benchmarks/bayes_svm.py was not found" in capsys.readouterr().err
-
-    script = tmp_path / "bayes_svm.py"
-    script.write_text("import sys\nprint('bench args', sys.argv[1:])\nif '--fail' in sys.argv:\n    sys.exit(3)\n")
-    monkeypatch.setattr(cli, "_find_benchmark", lambda: script)
-    assert cli.main(["bench", "--", "--quick"]) == 0
-    assert "bench args ['--quick']" in capsys.readouterr().out
-    assert cli.main(["bench", "--fail"]) == 3
+def test_bench_reports_each_sampler(capsys):
+    assert cli.main(["bench", "--n", "300", "--samplers", "ssgld,gibbs", "--n-draws", "5"]) == 0
+    out = capsys.readouterr().out
+    rows = [line for line in out.splitlines() if line.startswith("| ssgld") or line.startswith("| gibbs")]
+    assert len(rows) == 2
+    # steps = warm-up 200 + 5 draws x the sampler's default thinning (100 for ssgld, 1 for gibbs)
+    assert "| 700 |" in rows[0] and "| 205 |" in rows[1]
+    assert cli.main(["bench", "--samplers", "nuts"]) == 2
+    assert "unknown sampler(s) nuts" in capsys.readouterr().err
+    assert cli.main(["bench", "--n", "5"]) == 2
+    assert "n must be an integer >= 100" in capsys.readouterr().err

@@ -16,6 +16,8 @@ applies), ``quick`` (small and fast), ``seed``, ``progress`` (progress bars).
 * ``medlda-fig8`` -- MedLDA accuracy vs documents processed and wall time (paper 000, Fig. 8)
 * ``medlda-topics`` -- per-class topic proportions and salient topics' words (Fig. 9, Table 1)
 * ``demo`` -- a short tour on breast cancer (not a paper figure)
+
+:mod:`.bench` (``regbayes bench``) is not an experiment: it times the samplers on this machine.
 """
 from __future__ import annotations
 
