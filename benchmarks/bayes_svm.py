@@ -64,15 +64,24 @@ from __future__ import annotations
 
 import argparse
 import inspect
-import json
 import math
 import os
-import platform
 import sys
 import time
 import warnings
 
 import numpy as np
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))  # the harness, also under runpy
+from harness import (  # noqa: E402
+    environment,
+    finish_environment,
+    interleaved,
+    log,
+    markdown_header,
+    markdown_row,
+    write_json,
+)
 
 N_FEATURES = 28
 
@@ -530,10 +539,6 @@ def fmt(x, spec=".3g", none="—"):
     return format(x, spec)
 
 
-def log(*msg):
-    print(f"[{time.strftime('%H:%M:%S')}]", *msg, file=sys.stderr, flush=True)
-
-
 def bench_size(n, args, hyper):
     sg, sg0, gibbs_ref_plan, gibbs_run_plan, nuts_plan = plan(n, args.quick, args)
     X, y, Xt, yt, source = make_data(n, args.n_test, args.seed)
@@ -639,18 +644,14 @@ def bench_size(n, args, hyper):
         runners["ssgld_default_thin"] = throughput_regbayes("ssgld", X, data32, bs, step_override.get("ssgld_step0"), t_steps, d_thin, hyper)
     runners["blackjax_sgld_default_thin"] = throughput_blackjax(data32, bs, bj_step, t_steps, d_thin)
     names = ("ssgld", "ssgld_plain", "ssgnht", "blackjax_sgld", "blackjax_sgld_rbg", "ssgld_default_thin", "blackjax_sgld_default_thin")
-    thr = {k: {"wall": [], "cpu": []} for k in names}
-    for r in range(args.repeats + 1):
-        for name in list(runners):
-            try:
-                wall_s, cpu_s = runners[name](args.seed + 10 + r)
-            except FloatingPointError as err:
-                res["notes"].append(f"throughput run of {name} diverged at N={n} ({err}); no throughput for it")
-                del runners[name]
-                continue
-            if r > 0:  # the first round warms the compilation caches
-                thr[name]["wall"].append(t_steps / wall_s)
-                thr[name]["cpu"].append(t_steps / cpu_s)
+    # the first round warms the compilation caches; each call returns (wall s, CPU s)
+    timings = interleaved(
+        {name: (lambda r, run=run: run(args.seed + 10 + r)) for name, run in runners.items()},
+        args.repeats,
+        errors=(FloatingPointError,),
+        on_error=lambda name, err: res["notes"].append(f"throughput run of {name} diverged at N={n} ({err}); no throughput for it"),
+    )
+    thr = {k: {"wall": [t_steps / w for w, _ in timings.get(k, [])], "cpu": [t_steps / c for _, c in timings.get(k, [])]} for k in names}
     res["throughput"] = {
         k: {
             "wall_it_per_s": v["wall"],
@@ -828,28 +829,32 @@ def profile_step_cost(n, repeats, batch_size=100, n_saved=1000, thin=10):
     run_driver_rbg()
     progs["  ... with rbg keys"] = run_driver_rbg
 
-    wall = {k: [] for k in progs}
-    cpu = {k: [] for k in progs}
-    for _ in range(repeats):
-        for k, f in progs.items():
+    def wall_and_cpu(f):
+        def call(_round):
             start, cpu0 = time.perf_counter(), time.process_time()
             jax.block_until_ready(f())
-            wall[k].append(time.perf_counter() - start)
-            cpu[k].append(time.process_time() - cpu0)
+            return time.perf_counter() - start, time.process_time() - cpu0
+
+        return call
+
+    timings = interleaved({k: wall_and_cpu(f) for k, f in progs.items()}, repeats, warmup=0)
+    wall = {k: [w for w, _ in v] for k, v in timings.items()}
+    cpu = {k: [c for _, c in v] for k, v in timings.items()}
     lines = [
         f"Per-step time, N = {n:,}, batch {batch_size}, {dim} coordinates, {steps:,} steps per call, "
         f"{repeats} interleaved repeats (wall: best and median; process CPU: median, all threads)\n",
-        "| variant | wall best µs/step | wall median µs/step | CPU median µs/step |",
-        "|---|---:|---:|---:|",
+        markdown_header(["variant", "wall best µs/step", "wall median µs/step", "CPU median µs/step"]),
     ]
     for k in progs:
         lines.append(
-            f"| {k} | {1e6 * min(wall[k]) / steps:.1f} | {1e6 * np.median(wall[k]) / steps:.1f} | {1e6 * np.median(cpu[k]) / steps:.1f} |"
+            markdown_row([k, f"{1e6 * min(wall[k]) / steps:.1f}", f"{1e6 * np.median(wall[k]) / steps:.1f}", f"{1e6 * np.median(cpu[k]) / steps:.1f}"])
         )
     return "\n".join(lines)
 
 
 # ----------------------------------------------------------------------------- report
+COLUMNS = ["method", "it/s", "compile s", "steps", "run s", "TTA s (±0.5 pt)", "TTE s (rel. err ≤ 5 %)", "final acc %",
+           "rel. error", "min ESS", "ESS/s"]
 LABELS = {
     "ssgld": "regbayes SSGLD (AdaGrad)",
     "ssgld_step0": "regbayes SSGLD, from step 0",
@@ -870,8 +875,7 @@ def markdown(results):
             f"\n### N = {n:,} (test {res['n_test']:,}); reference: Gibbs DA, {ref['sweeps']} sweeps "
             f"({ref['sampling_s']:.0f} s), posterior-mean test accuracy {ref['test_accuracy']:.2f} %\n"
         )
-        lines.append("| method | it/s | compile s | steps | run s | TTA s (±0.5 pt) | TTE s (rel. err ≤ 5 %) | final acc % | rel. error | min ESS | ESS/s |")
-        lines.append("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
+        lines.append(markdown_header(COLUMNS))
         for key, label in LABELS.items():
             r = res["methods"].get(key)
             if r is None:
@@ -888,10 +892,11 @@ def markdown(results):
             step = r.get("step_size")
             if isinstance(step, float) and key.startswith(("ssgld", "ssgnht")):
                 label = f"{label} (step {step:.3g})"
-            lines.append(
-                f"| {label} | {r['it_per_s']:.4g} | {r['compile_s']:.1f} | {r['iterations']:,} | {r['sampling_s']:.2f} | {tta} | "
-                f"{fmt(r['tte_s'], '.3g', 'not reached')} | {r['final_accuracy']:.2f} | {r['rel_error']:.2e} | {fmt(r['min_ess'], '.0f')} | {fmt(r['ess_per_s'], '.3g')} |"
-            )
+            lines.append(markdown_row([
+                label, f"{r['it_per_s']:.4g}", f"{r['compile_s']:.1f}", f"{r['iterations']:,}", f"{r['sampling_s']:.2f}", tta,
+                fmt(r["tte_s"], ".3g", "not reached"), f"{r['final_accuracy']:.2f}", f"{r['rel_error']:.2e}", fmt(r["min_ess"], ".0f"),
+                fmt(r["ess_per_s"], ".3g"),
+            ]))
         svc = res.get("linear_svc")
         if svc:
             lines.append(
@@ -939,38 +944,6 @@ def markdown(results):
     return "\n".join(lines)
 
 
-def environment():
-    import jax
-    import jaxlib
-
-    env = {"python": platform.python_version(), "jax": jax.__version__, "jaxlib": jaxlib.__version__, "devices": [str(d) for d in jax.devices()]}
-    for mod in ("blackjax", "numpyro", "sklearn", "arviz", "numpy"):
-        try:
-            env[mod] = __import__(mod).__version__
-        except Exception:  # noqa: BLE001
-            env[mod] = None
-    try:
-        with open("/proc/cpuinfo") as f:
-            env["cpu"] = next(line.split(":", 1)[1].strip() for line in f if line.startswith("model name"))
-    except (OSError, StopIteration):
-        env["cpu"] = platform.processor()
-    env["cpu_count"] = os.cpu_count()
-    try:  # the regbayes revision measured (the tree may carry uncommitted changes)
-        import subprocess
-
-        root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-        git = lambda *a: subprocess.run(["git", *a], cwd=root, capture_output=True, text=True, timeout=10).stdout.strip()  # noqa: E731
-        env["regbayes_commit"] = git("rev-parse", "--short", "HEAD")
-        env["regbayes_src_modified_files"] = len(git("status", "--porcelain", "src").splitlines())
-    except Exception:  # noqa: BLE001
-        pass
-    try:
-        env["load_average_at_start"] = os.getloadavg()
-    except OSError:
-        pass
-    return env
-
-
 def main(argv=None):
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0], formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--sizes", default="10000,100000,1000000", help="comma-separated training sizes N")
@@ -1005,24 +978,23 @@ def main(argv=None):
     if args.quick:
         args.throughput_steps = min(args.throughput_steps, 10_000)
     hyper = {"C": 1.0, "margin": 1.0, "prior_scale": 1.0}
-    results = {"config": {**vars(args), "sizes": sizes, "hyper": hyper}, "environment": environment(), "sizes": []}
+    results = {
+        "config": {**vars(args), "sizes": sizes, "hyper": hyper},
+        "environment": environment(("blackjax", "numpyro", "sklearn", "arviz", "numpy")),
+        "sizes": [],
+    }
     start = time.perf_counter()
     for n in sizes:
         results["sizes"].append(bench_size(n, args, hyper))
         if args.out:  # partial results survive an interrupted run
-            with open(args.out, "w") as f:
-                json.dump(results, f, indent=1)
+            write_json(args.out, results)
     results["total_seconds"] = time.perf_counter() - start
-    try:
-        results["environment"]["load_average_at_end"] = os.getloadavg()
-    except OSError:
-        pass
+    finish_environment(results["environment"])
     table = markdown(results)
     print(table)
     print(f"\nTotal {results['total_seconds']:.0f} s.")
     if args.out:
-        with open(args.out, "w") as f:
-            json.dump(results, f, indent=1)
+        write_json(args.out, results)
 
 
 if __name__ == "__main__":

@@ -57,15 +57,13 @@ import argparse
 import json
 import logging
 import os
-import platform
 import sys
 import time
 
 import numpy as np
 
-
-def log(message):
-    print(message, file=sys.stderr, flush=True)
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))  # the harness, also under runpy
+from harness import environment, finish_environment, interleaved, log, markdown_header, write_json  # noqa: E402
 
 
 # ----------------------------------------------------------------------------- corpora
@@ -177,13 +175,7 @@ def interleaved_rates(sweeps, repeats):
     """Tokens/s of every ``(one_sweep, tokens)`` in ``sweeps``: one untimed call each, then
     ``repeats`` rounds calling each in turn (so that machine load hits all alike); the
     median time per call."""
-    seconds = {name: [] for name in sweeps}
-    for r in range(repeats + 1):
-        for name, (fn, _) in sweeps.items():
-            start = time.perf_counter()
-            fn()
-            if r:
-                seconds[name].append(time.perf_counter() - start)
+    seconds = interleaved({name: (lambda r, fn=fn: fn()) for name, (fn, _) in sweeps.items()}, repeats)
     return {name: {"tokens_per_s": float(sweeps[name][1] / np.median(s)), "sweep_s": float(np.median(s)),
                    "sweep_s_min": float(np.min(s)), "tokens_per_call": int(sweeps[name][1])}
             for name, s in seconds.items()}
@@ -382,7 +374,7 @@ def markdown(results):
     for name, res in results["throughput"].items():
         lines += [f"#### Throughput on {name}: {res['n_docs']:,} documents, {res['n_tokens']:,} tokens, "
                   f"V = {res['n_words']:,}, {res['n_classes']} classes, K = {res['K']}", "",
-                  "| sampler | tokens/s | ÷ lda package | sweep / call / iteration s |", "|---|---:|---:|---:|"]
+                  markdown_header(["sampler", "tokens/s", "÷ lda package", "sweep / call / iteration s"])]
         for label, r in res["rows"].items():
             sweep = r.get("sweep_s", r.get("call_s", r.get("seconds_per_iteration")))
             lines.append(f"| {label} | {r['tokens_per_s']:.3g} | {r['ratio_to_lda']:.2f} | {fmt(sweep)} |")
@@ -402,8 +394,7 @@ def markdown(results):
         milestones = sorted({int(x) for x in np.geomspace(1000, max(r["gibbs"]["n_docs"][-1], 1000), 7)})
         lines += [f"#### Test accuracy against documents processed (synthetic, {acc['n_train']:,} train / "
                   f"{acc['n_test']:,} test, K = {results['settings']['k']})", "",
-                  "| method | " + " | ".join(f"≤ {m:,} docs" for m in milestones) + " | final | sampling s |",
-                  "|---|" + "---:|" * (len(milestones) + 2)]
+                  markdown_header(["method", *(f"≤ {m:,} docs" for m in milestones), "final", "sampling s"])]
         for label, curve in (("SSGRLD MedLDA", r["ssgrld"]), ("Gibbs MedLDA", r["gibbs"]),
                              ("online LDA + LinearSVC", r["online_baseline"])):
             row = accuracy_at_docs(curve, milestones)
@@ -423,8 +414,7 @@ def markdown(results):
     if rc:
         lines += [f"#### Default prediction (refitted classifier) against run length (synthetic, {rc['n_train']:,} "
                   f"train / {rc['n_test']:,} test, K = {results['settings']['k']}, seeds {rc['seeds']})", "",
-                  "| sampler | n_iter | documents | accuracy per seed | mean | sampling s (mean) |",
-                  "|---|---:|---:|---|---:|---:|"]
+                  markdown_header(["sampler", "n_iter", "documents", ("accuracy per seed", "l"), "mean", "sampling s (mean)"])]
         ssgrld_label = "SSGRLD" + (f" {json.dumps(rc['ssgrld_params'])}" if rc.get("ssgrld_params") else "")
         for sampler, label in (("ssgrld", ssgrld_label), ("gibbs", "Gibbs MedLDA")):
             for r in rc["rows"][sampler]:
@@ -442,51 +432,6 @@ def markdown(results):
                       + (f" **Gibbs ÷ SSGRLD: documents {s['docs_ratio']:.1f}, sampling time {s['time_ratio']:.1f}** "
                          "(targets ≥ 10 and ≥ 5)." if "docs_ratio" in s else ""), ""]
     return "\n".join(lines)
-
-
-def environment():
-    import jax
-    import numba
-
-    env = {"python": platform.python_version(), "jax": jax.__version__, "numba": numba.__version__,
-           "numba_threads": numba.get_num_threads(), "cpu_count": os.cpu_count()}
-    for mod in ("lda", "sklearn", "numpy"):
-        try:
-            env[mod] = __import__(mod).__version__
-        except Exception:  # noqa: BLE001
-            env[mod] = None
-    try:
-        with open("/proc/cpuinfo") as f:
-            env["cpu"] = next(line.split(":", 1)[1].strip() for line in f if line.startswith("model name"))
-    except (OSError, StopIteration):
-        env["cpu"] = platform.processor()
-    try:
-        import subprocess
-
-        root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-        env["regbayes_commit"] = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=root,
-                                                capture_output=True, text=True, timeout=10).stdout.strip()
-    except Exception:  # noqa: BLE001
-        pass
-    try:
-        env["load_average_at_start"] = os.getloadavg()
-    except OSError:
-        pass
-    return env
-
-
-def _jsonable(obj):
-    if isinstance(obj, dict):
-        return {str(k): _jsonable(v) for k, v in obj.items() if k != "data"}
-    if isinstance(obj, (list, tuple)):
-        return [_jsonable(v) for v in obj]
-    if isinstance(obj, np.ndarray):
-        return obj.tolist()
-    if isinstance(obj, (np.integer,)):
-        return int(obj)
-    if isinstance(obj, (np.floating,)):
-        return float(obj)
-    return obj
 
 
 def main(argv=None):
@@ -521,7 +466,7 @@ def main(argv=None):
     args.acc_gibbs_sweeps = args.acc_gibbs_sweeps or (10 if args.quick else 40)
     args.acc_ssgrld_iter = args.acc_ssgrld_iter or (150 if args.quick else 600)
     start = time.perf_counter()
-    results = {"environment": environment(), "settings": vars(args), "throughput": {}}
+    results = {"environment": environment(("numba", "lda", "sklearn", "numpy")), "settings": vars(args), "throughput": {}}
     data = corpora(args)
     for name in filter(None, args.corpora.split(",")):
         log(f"throughput: {name}")
@@ -533,16 +478,12 @@ def main(argv=None):
         log("accuracy of the default prediction against run length: synthetic")
         results["refit_curve"] = refit_curve(data["synthetic"], args)
     results["total_seconds"] = time.perf_counter() - start
-    try:
-        results["environment"]["load_average_at_end"] = os.getloadavg()
-    except OSError:
-        pass
+    finish_environment(results["environment"])
     print(markdown(results))
     print(f"Total {results['total_seconds']:.0f} s; load average {results['environment'].get('load_average_at_start')} "
           f"at the start, {results['environment'].get('load_average_at_end')} at the end.")
     if args.out:
-        with open(args.out, "w") as f:
-            json.dump(_jsonable(results), f, indent=1)
+        write_json(args.out, results, drop_keys=("data",))
 
 
 if __name__ == "__main__":

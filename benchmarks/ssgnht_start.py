@@ -24,6 +24,7 @@ import numpy as np
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import bayes_svm as bench  # noqa: E402  (the main benchmark's data and metrics)
+from harness import markdown_header, markdown_row  # noqa: E402
 
 from regbayes import BayesianSVC  # noqa: E402
 from regbayes.potentials import build_potential  # noqa: E402
@@ -62,8 +63,7 @@ def main(argv=None):
     gibbs_tta = bench.evaluate(gibbs, ref, ref_acc, Xt, yt, 0.5, 0.05)["tta_s"]
     print(f"{source}, N = {args.n:,}; reference accuracy {ref_acc:.2f} % ({args.gibbs_sweeps} Gibbs sweeps); "
           f"Gibbs TTA {gibbs_tta:.3g} s\n")
-    print("| SSGNHT start | seed | TTA ms | steps to TTA | rel. error |")
-    print("|---|---:|---:|---:|---:|")
+    print(markdown_header(["SSGNHT start", "seed", "TTA ms", "steps to TTA", "rel. error"]))
     summary = {}
     for label, estimator in (("r_0 ~ N(0, I) (eq. 14)", Eq14StartSVC), ("r_0 = 0", RestStartSVC)):
         rows = []
@@ -73,10 +73,10 @@ def main(argv=None):
             ev = bench.evaluate(run, ref, ref_acc, Xt, yt, 0.5, 0.05)
             tta = np.inf if ev["tta_s"] is None else ev["tta_s"]
             rows.append((tta, tta * ev["it_per_s"], ev["rel_error"]))
-            print(f"| {label} | {seed} | {1e3 * tta:.2f} | {tta * ev['it_per_s']:.0f} | {ev['rel_error']:.1%} |", flush=True)
+            print(markdown_row([label, seed, f"{1e3 * tta:.2f}", f"{tta * ev['it_per_s']:.0f}", f"{ev['rel_error']:.1%}"]), flush=True)
         summary[label] = np.array(rows)
-    print("\n| SSGNHT start | median TTA ms (range) | median steps (range) | median rel. error | Gibbs TTA ÷ median TTA |")
-    print("|---|---:|---:|---:|---:|")
+    print("\n" + markdown_header(["SSGNHT start", "median TTA ms (range)", "median steps (range)", "median rel. error",
+                                  "Gibbs TTA ÷ median TTA"]))
     for label, a in summary.items():
         tta, steps = a[:, 0], a[:, 1]
         print(f"| {label} | {1e3 * np.median(tta):.2f} ({1e3 * tta.min():.2f}–{1e3 * tta.max():.2f}) | "

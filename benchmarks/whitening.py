@@ -12,14 +12,18 @@ seeds. Reported: test accuracy, fit seconds, minimum bulk ESS over the 400 coord
 from __future__ import annotations
 
 import argparse
-import time
+import os
+import sys
 import warnings
 
 import arviz as az
 
-from regbayes import BayesianSVC, MedLDA
-from regbayes.experiments.medlda_fig8 import _load_synthetic
-from regbayes.inference import driver
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))  # the harness, also under runpy
+from harness import markdown_header, markdown_row, timed  # noqa: E402
+
+from regbayes import BayesianSVC, MedLDA  # noqa: E402
+from regbayes.experiments.medlda_fig8 import _load_synthetic  # noqa: E402
+from regbayes.inference import driver  # noqa: E402
 
 
 def main(argv=None):
@@ -34,17 +38,14 @@ def main(argv=None):
     P = 20 * len(set(corpus["y_train"]))
     default = driver.DENSE_TRANSFORM_MAX
     print(f"P = {P} coordinates; DENSE_TRANSFORM_MAX = {default}\n")
-    print("| transform | seed | test accuracy | fit s | min bulk ESS |")
-    print("|---|---:|---:|---:|---:|")
+    print(markdown_header(["transform", "seed", "test accuracy", "fit s", "min bulk ESS"]))
     try:
         for name, limit in (("dense", P), ("diagonal", P - 1)):
             driver.DENSE_TRANSFORM_MAX = limit
             for seed in range(args.seeds):
-                start = time.perf_counter()
-                clf = BayesianSVC(sampler="ssgld", fit_intercept=False, random_state=seed).fit(Z_train, corpus["y_train"])
-                seconds = time.perf_counter() - start
+                clf, seconds = timed(BayesianSVC(sampler="ssgld", fit_intercept=False, random_state=seed).fit, Z_train, corpus["y_train"])
                 ess = float(az.ess(clf.idata_).to_array().min())
-                print(f"| {name} | {seed} | {clf.score(Z_test, corpus['y_test']):.3f} | {seconds:.1f} | {ess:.0f} |", flush=True)
+                print(markdown_row([name, seed, f"{clf.score(Z_test, corpus['y_test']):.3f}", f"{seconds:.1f}", f"{ess:.0f}"]), flush=True)
     finally:
         driver.DENSE_TRANSFORM_MAX = default
 
