@@ -34,7 +34,8 @@ import warnings
 
 import numpy as np
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))  # the harness, also under runpy
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))  # sibling modules, also under runpy
+from competitors.sklearn_linear_svc import anchor_classifiers  # noqa: E402
 from harness import environment, finish_environment, log, markdown_header, timed, write_json  # noqa: E402
 
 
@@ -45,31 +46,16 @@ def split(X, y, seed, train=0.8):
 
 
 def methods(n_iter, n_warmup):
-    """name -> factory(seed). Mixtures come from regbayes.models when present."""
-    from sklearn.linear_model import LogisticRegression
-    from sklearn.svm import SVC, LinearSVC
+    """name -> factory(seed): regbayes' mixtures, then scikit-learn's anchors."""
+    from regbayes import M2DPM, DPMeansSVC, InfiniteSVC
 
-    from regbayes.models.isvm import InfiniteSVC
-
-    out = {}
-    try:
-        from regbayes.models.m2dpm import M2DPM
-
-        out["M2DPM"] = lambda seed: M2DPM(random_state=seed)
-    except ImportError:
-        pass
-    out["InfiniteSVC gibbs"] = lambda seed: InfiniteSVC(sampler="gibbs", n_iter=n_iter, n_warmup=n_warmup, random_state=seed)
-    out["InfiniteSVC ssgnht"] = lambda seed: InfiniteSVC(sampler="ssgnht", n_iter=n_iter, n_warmup=n_warmup, random_state=seed)
-    try:
-        from regbayes.models.dpmeans import DPMeansSVC
-
-        out["DPMeansSVC"] = lambda seed: DPMeansSVC(random_state=seed)
-    except ImportError:
-        pass
-    out["LinearSVC"] = lambda seed: LinearSVC()
-    out["SVC (RBF)"] = lambda seed: SVC(kernel="rbf", gamma="scale")
-    out["LogisticRegression"] = lambda seed: LogisticRegression(max_iter=2000)
-    return out
+    return {
+        "M2DPM": lambda seed: M2DPM(random_state=seed),
+        "InfiniteSVC gibbs": lambda seed: InfiniteSVC(sampler="gibbs", n_iter=n_iter, n_warmup=n_warmup, random_state=seed),
+        "InfiniteSVC ssgnht": lambda seed: InfiniteSVC(sampler="ssgnht", n_iter=n_iter, n_warmup=n_warmup, random_state=seed),
+        "DPMeansSVC": lambda seed: DPMeansSVC(random_state=seed),
+        **anchor_classifiers(),
+    }
 
 
 def fit_timed(model, X_train, y_train, X_test, y_test):
@@ -117,13 +103,8 @@ def part_settings(args):
 
 
 def part_scaling(args):
+    from regbayes import M2DPM, InfiniteSVC
     from regbayes.datasets import make_dp_mixture_svm
-    from regbayes.models.isvm import InfiniteSVC
-
-    try:
-        from regbayes.models.m2dpm import M2DPM
-    except ImportError:
-        M2DPM = None
     rows = []
     for n in args.sizes:
         X, y = make_dp_mixture_svm("II", n_samples=n, n_features=22, random_state=0)
@@ -134,10 +115,8 @@ def part_scaling(args):
             z, eta = clf.trace_["z_seconds"][2:], clf.trace_["eta_seconds"][2:]  # first two: warm caches
             row[sampler] = {"z_median": float(np.median(z)), "eta_median": float(np.median(eta)),
                             "iteration_median": float(np.median(z + eta)), "K": int(np.median(clf.n_components_trace_))}
-        if M2DPM is not None:
-            m, seconds = timed(M2DPM(random_state=0).fit, X, y)
-            row["m2dpm"] = {"seconds": seconds, "iterations": int(m.n_iter_),
-                            "per_iteration": seconds / max(int(m.n_iter_), 1)}
+        m, seconds = timed(M2DPM(random_state=0).fit, X, y)
+        row["m2dpm"] = {"seconds": seconds, "iterations": int(m.n_iter_), "per_iteration": seconds / max(int(m.n_iter_), 1)}
         rows.append(row)
         log(f"n={n}: {row}")
     print("\n### Time per iteration against n (median, compilation excluded; Setting II generator, d = 22)\n")
@@ -152,9 +131,10 @@ def part_scaling(args):
 
 
 def part_eta(args):
-    from regbayes.datasets import make_dp_mixture_svm
-    from regbayes.models.isvm import InfiniteSVC
     from sklearn.svm import LinearSVC
+
+    from regbayes import InfiniteSVC
+    from regbayes.datasets import make_dp_mixture_svm
 
     X, y = make_dp_mixture_svm("II", n_samples=args.eta_n, n_features=22, random_state=args.seed)
     X_train, X_test, y_train, y_test = split(X, y, args.seed)
