@@ -61,7 +61,9 @@ def numba_fixed_topic_sweep(X, y, K, M, alpha, threads, seed, n_sweeps=4, n_burn
                   y_class=y.astype(np.int64), mode=kern.MODE_BINARY, C=1.0, margin=1.0, alpha=alpha,
                   n_sweeps=n_sweeps, n_burnin=n_burnin, record=True, doc_keys=np.arange(D, dtype=np.int64),
                   init_random=False)
-    names = list(inspect.signature(kernel.py_func).parameters)  # the kernel's own argument order
+    # the kernel's own argument order; parameters not set here keep their defaults
+    params = inspect.signature(kernel.py_func).parameters
+    names = list(params)
     calls = [0]
 
     def one_sweep():
@@ -70,7 +72,7 @@ def numba_fixed_topic_sweep(X, y, K, M, alpha, threads, seed, n_sweeps=4, n_burn
         previous = numba.get_num_threads()
         numba.set_num_threads(max(threads, 1))
         try:
-            kernel(*[values[n] for n in names])
+            kernel(*[values[n] if n in values else params[n].default for n in names])
         finally:
             numba.set_num_threads(previous)
 
