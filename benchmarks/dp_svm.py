@@ -27,13 +27,16 @@ Usage::
 from __future__ import annotations
 
 import argparse
-import json
 import os
-import platform
+import sys
 import time
 import warnings
 
 import numpy as np
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))  # sibling modules, also under runpy
+from competitors.sklearn_linear_svc import anchor_classifiers  # noqa: E402
+from harness import environment, finish_environment, log, markdown_header, timed, write_json  # noqa: E402
 
 
 def split(X, y, seed, train=0.8):
@@ -43,39 +46,22 @@ def split(X, y, seed, train=0.8):
 
 
 def methods(n_iter, n_warmup):
-    """name -> factory(seed). Mixtures come from regbayes.models when present."""
-    from sklearn.linear_model import LogisticRegression
-    from sklearn.svm import SVC, LinearSVC
+    """name -> factory(seed): regbayes' mixtures, then scikit-learn's anchors."""
+    from regbayes import M2DPM, DPMeansSVC, InfiniteSVC
 
-    from regbayes.models.isvm import InfiniteSVC
-
-    out = {}
-    try:
-        from regbayes.models.m2dpm import M2DPM
-
-        out["M2DPM"] = lambda seed: M2DPM(random_state=seed)
-    except ImportError:
-        pass
-    out["InfiniteSVC gibbs"] = lambda seed: InfiniteSVC(sampler="gibbs", n_iter=n_iter, n_warmup=n_warmup, random_state=seed)
-    out["InfiniteSVC ssgnht"] = lambda seed: InfiniteSVC(sampler="ssgnht", n_iter=n_iter, n_warmup=n_warmup, random_state=seed)
-    try:
-        from regbayes.models.dpmeans import DPMeansSVC
-
-        out["DPMeansSVC"] = lambda seed: DPMeansSVC(random_state=seed)
-    except ImportError:
-        pass
-    out["LinearSVC"] = lambda seed: LinearSVC()
-    out["SVC (RBF)"] = lambda seed: SVC(kernel="rbf", gamma="scale")
-    out["LogisticRegression"] = lambda seed: LogisticRegression(max_iter=2000)
-    return out
+    return {
+        "M2DPM": lambda seed: M2DPM(random_state=seed),
+        "InfiniteSVC gibbs": lambda seed: InfiniteSVC(sampler="gibbs", n_iter=n_iter, n_warmup=n_warmup, random_state=seed),
+        "InfiniteSVC ssgnht": lambda seed: InfiniteSVC(sampler="ssgnht", n_iter=n_iter, n_warmup=n_warmup, random_state=seed),
+        "DPMeansSVC": lambda seed: DPMeansSVC(random_state=seed),
+        **anchor_classifiers(),
+    }
 
 
 def fit_timed(model, X_train, y_train, X_test, y_test):
-    start = time.perf_counter()
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        model.fit(X_train, y_train)
-    seconds = time.perf_counter() - start
+        _, seconds = timed(model.fit, X_train, y_train)
     record = {"fit_seconds": seconds, "accuracy": float(np.mean(model.predict(X_test) == y_test))}
     trace = getattr(model, "trace_", None)
     if isinstance(trace, dict) and "eta_seconds" in trace:
@@ -98,11 +84,10 @@ def part_settings(args):
             X_train, X_test, y_train, y_test = split(X, y, seed)
             for name, make in methods(args.iterations, args.iterations // 2).items():
                 table.setdefault(name, []).append(fit_timed(make(seed), X_train, y_train, X_test, y_test))
-                print(f"  setting {setting} seed {seed} {name}: {table[name][-1]}", flush=True)
+                log(f"setting {setting} seed {seed} {name}: {table[name][-1]}")
         results[setting] = table
     print("\n### Settings I / II (mean (std) over data sets; fit time includes compilation)\n")
-    print("| setting | method | accuracy % | fit s | compile s | time / M2DPM time | K |")
-    print("|---|---|---:|---:|---:|---:|---:|")
+    print(markdown_header(["setting", ("method", "l"), "accuracy %", "fit s", "compile s", "time / M2DPM time", "K"]))
     for setting, table in results.items():
         ref = np.mean([r["fit_seconds"] for r in table["M2DPM"]]) if "M2DPM" in table else None
         for name, runs in table.items():
@@ -118,13 +103,8 @@ def part_settings(args):
 
 
 def part_scaling(args):
+    from regbayes import M2DPM, InfiniteSVC
     from regbayes.datasets import make_dp_mixture_svm
-    from regbayes.models.isvm import InfiniteSVC
-
-    try:
-        from regbayes.models.m2dpm import M2DPM
-    except ImportError:
-        M2DPM = None
     rows = []
     for n in args.sizes:
         X, y = make_dp_mixture_svm("II", n_samples=n, n_features=22, random_state=0)
@@ -135,16 +115,13 @@ def part_scaling(args):
             z, eta = clf.trace_["z_seconds"][2:], clf.trace_["eta_seconds"][2:]  # first two: warm caches
             row[sampler] = {"z_median": float(np.median(z)), "eta_median": float(np.median(eta)),
                             "iteration_median": float(np.median(z + eta)), "K": int(np.median(clf.n_components_trace_))}
-        if M2DPM is not None:
-            start = time.perf_counter()
-            m = M2DPM(random_state=0).fit(X, y)
-            row["m2dpm"] = {"seconds": time.perf_counter() - start, "iterations": int(m.n_iter_),
-                            "per_iteration": (time.perf_counter() - start) / max(int(m.n_iter_), 1)}
+        m, seconds = timed(M2DPM(random_state=0).fit, X, y)
+        row["m2dpm"] = {"seconds": seconds, "iterations": int(m.n_iter_), "per_iteration": seconds / max(int(m.n_iter_), 1)}
         rows.append(row)
-        print(f"  n={n}: {row}", flush=True)
+        log(f"n={n}: {row}")
     print("\n### Time per iteration against n (median, compilation excluded; Setting II generator, d = 22)\n")
-    print("| n | gibbs z s | gibbs eta s | ssgnht z s | ssgnht eta s | gibbs it s / n (µs) | ssgnht it s / n (µs) | M2DPM it s | K |")
-    print("|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
+    print(markdown_header([("n", "r"), "gibbs z s", "gibbs eta s", "ssgnht z s", "ssgnht eta s", "gibbs it s / n (µs)",
+                           "ssgnht it s / n (µs)", "M2DPM it s", "K"]))
     for r in rows:
         g, s = r["gibbs"], r["ssgnht"]
         m = f"{r['m2dpm']['per_iteration']:.4f}" if "m2dpm" in r else "-"
@@ -154,9 +131,10 @@ def part_scaling(args):
 
 
 def part_eta(args):
-    from regbayes.datasets import make_dp_mixture_svm
-    from regbayes.models.isvm import InfiniteSVC
     from sklearn.svm import LinearSVC
+
+    from regbayes import InfiniteSVC
+    from regbayes.datasets import make_dp_mixture_svm
 
     X, y = make_dp_mixture_svm("II", n_samples=args.eta_n, n_features=22, random_state=args.seed)
     X_train, X_test, y_train, y_test = split(X, y, args.seed)
@@ -174,13 +152,12 @@ def part_eta(args):
             clf = InfiniteSVC(sampler=sampler, n_iter=args.iterations, n_warmup=args.iterations // 2,
                               random_state=args.seed + r, **extra)
             runs.append(fit_timed(clf, X_train, y_train, X_test, y_test))
-            print(f"  {label} repeat {r}: {runs[-1]}", flush=True)
+            log(f"{label} repeat {r}: {runs[-1]}")
         out["runs"][label] = runs
     print(f"\n### eta step at equal accuracy (IJCNN1-shaped stand-in: {len(y_train):,} train / {len(y_test):,} test, "
           f"22 features, {args.iterations} iterations, mean (std) over {args.repeats} seeds)\n")
-    print("| sampler | accuracy % | eta s (all iterations) | eta ms / iteration (median) | z s | total s (z + eta) | "
-          "compile s | gibbs eta / this eta (total) | (median) |")
-    print("|---|---:|---:|---:|---:|---:|---:|---:|---:|")
+    print(markdown_header(["sampler", "accuracy %", "eta s (all iterations)", "eta ms / iteration (median)", "z s",
+                           "total s (z + eta)", "compile s", "gibbs eta / this eta (total)", "(median)"]))
     g_med = np.mean([r["eta_median"] for r in out["runs"]["gibbs"]])
     g_eta = np.mean([r["eta_seconds"] for r in out["runs"]["gibbs"]])
     for label, runs in out["runs"].items():
@@ -215,19 +192,21 @@ def main():
         args.sizes, args.eta_n, args.repeats = "1000,4000", 10000, 1
     args.sizes = [int(s) for s in str(args.sizes).split(",")]
     args.n_inner = [int(s) for s in str(args.n_inner).split(",")]
-    print(f"# dp_svm benchmark: {platform.processor() or platform.machine()}, {os.cpu_count()} CPUs, "
-          f"load average at start {os.getloadavg()[0]:.1f}", flush=True)
-    results = {"args": vars(args), "load_start": os.getloadavg()}
+    env = environment(("sklearn", "numba", "numpy"))
+    load = env["load_average_at_start"]
+    print(f"# dp_svm benchmark: {env['cpu']}, {env['cpu_count']} CPUs, "
+          f"load average at start {load[0] if load else float('nan'):.1f}", flush=True)
+    results = {"args": vars(args), "environment": env, "load_start": load}
     start = time.perf_counter()
     for part, fn in (("eta", part_eta), ("scaling", part_scaling), ("settings", part_settings)):
         if part in args.parts.split(","):
             results[part] = fn(args)
     results["seconds"] = time.perf_counter() - start
-    results["load_end"] = os.getloadavg()
-    print(f"\nTotal {results['seconds']:.0f} s; load average at end {results['load_end'][0]:.1f}.")
+    results["load_end"] = finish_environment(env)["load_average_at_end"]
+    load = results["load_end"]
+    print(f"\nTotal {results['seconds']:.0f} s; load average at end {load[0] if load else float('nan'):.1f}.")
     if args.out:
-        with open(args.out, "w") as f:
-            json.dump(results, f, indent=1, default=float)
+        write_json(args.out, results)
 
 
 if __name__ == "__main__":

@@ -55,26 +55,34 @@ from __future__ import annotations
 
 import argparse
 import json
-import logging
 import os
-import platform
 import sys
 import time
 
 import numpy as np
 
-
-def log(message):
-    print(message, file=sys.stderr, flush=True)
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))  # sibling modules, also under runpy
+from competitors.jax_collapsed_lda import jax_collapsed_sweep  # noqa: E402
+from competitors.lda_package import lda_package_sweep  # noqa: E402
+from harness import environment, finish_environment, interleaved, log, timed, write_json  # noqa: E402
+from library_internals import (  # noqa: E402
+    fig8_curve,
+    fig8_method_settings,
+    fig8_reach_summary,
+    fig8_synthetic_corpus,
+    lda_svm_pipeline,
+    online_lda_svm_curve,
+)
+from medlda_kernels import estimator_rate, numba_collapsed_sweep, numba_fixed_topic_sweep  # noqa: E402
+from medlda_report import markdown  # noqa: E402
 
 
 # ----------------------------------------------------------------------------- corpora
 def corpora(args):
-    from regbayes.datasets.text import load_lda_reuters
-    from regbayes.experiments.medlda_fig8 import load_corpus
+    from regbayes.datasets import load_lda_reuters
 
     out = {}
-    data = load_corpus("synthetic", n=args.n, seed=args.seed)
+    data = fig8_synthetic_corpus(args.n, args.seed)
     out["synthetic"] = {"X": data["X_train"], "y": data["y_train"], "description": data["description"], "data": data}
     reuters = load_lda_reuters(min_class_size=10)
     out["reuters"] = {"X": reuters.counts, "y": reuters.target,
@@ -82,180 +90,15 @@ def corpora(args):
     return out
 
 
-def tokens(X):
-    from regbayes.algorithms import lda_kernels as kern
-
-    return kern.tokens_from_counts(X.tocsr())
-
-
 # ----------------------------------------------------------------------------- throughput
-def lda_package_sweep(X, K, alpha, beta, seed):
-    """The ``lda`` package's per-iteration work: shuffle its random variates, then
-    ``_sample_topics`` (Cython), exactly as ``LDA._fit`` does each iteration. Returns
-    ``(one_sweep, tokens per call)``."""
-    import lda
-
-    logging.getLogger("lda").setLevel(logging.ERROR)
-    model = lda.LDA(n_topics=K, n_iter=1, alpha=alpha, eta=beta, random_state=seed, refresh=10**9)
-    model._initialize(X.toarray().astype(np.int64) if hasattr(X, "toarray") else X)
-    rands = model._rands.copy()
-    rng = np.random.RandomState(seed)
-
-    def one_sweep():
-        rng.shuffle(rands)
-        model._sample_topics(rands)
-
-    return one_sweep, len(model.WS)
-
-
-def numba_collapsed_sweep(X, y, K, M, alpha, beta, seed):
-    """``gibbs_medlda_sweep`` with M binary classifiers (M = 0: collapsed LDA). The values
-    of eta, labels and 1/omega do not change the work per token."""
-    from regbayes.algorithms import lda_kernels as kern
-
-    doc_ptr, words = tokens(X)
-    D, V = X.shape
-    z = kern.random_assignments(words.shape[0], K, seed)
-    state = list(kern.count_tables(doc_ptr, words, z, K, V))
-    state.insert(0, z)
-    rng = np.random.default_rng(seed)
-    eta = rng.normal(0.0, 1.0, size=(M, K))
-    if M == 1:
-        y_sign = np.where(y == y.max(), 1.0, -1.0)[:, None]
-    else:
-        y_sign = np.where(y[:, None] == np.arange(M)[None, :], 1.0, -1.0) if M else np.zeros((D, 0))
-    inv_omega = np.ones((D, M))
-    calls = [0]
-
-    def one_sweep():
-        calls[0] += 1
-        state[:] = kern.gibbs_medlda_sweep(doc_ptr, words, *state, eta, y_sign, inv_omega, alpha, beta, 1.0, 1.0,
-                                           seed + calls[0])
-
-    return one_sweep, words.shape[0]
-
-
-def numba_fixed_topic_sweep(X, y, K, M, alpha, threads, seed, n_sweeps=4, n_burnin=2):
-    """``fixed_topic_sweeps`` (eq. 22, Phi and eta fixed) over every document at once,
-    ``n_sweeps`` sweeps per call, the assignments recorded as MedLDA's minibatch step
-    does; ``threads`` numba threads (the parallel build) or the serial build (0)."""
-    import inspect
-
-    import numba
-
-    from regbayes.algorithms import lda_kernels as kern
-
-    doc_ptr, words = tokens(X)
-    D, V = X.shape
-    rng = np.random.default_rng(seed)
-    phi_t = np.ascontiguousarray(rng.dirichlet(np.full(V, 0.1), size=K).T)
-    eta = rng.normal(0.0, 1.0, size=(M, K))
-    y_sign = np.where(y[:, None] == np.arange(M)[None, :], 1.0, -1.0)
-    z = kern.random_assignments(words.shape[0], K, seed)
-    kernel = kern.fixed_topic_sweeps if threads else getattr(kern, "fixed_topic_sweeps_serial", kern.fixed_topic_sweeps)
-    values = dict(doc_ptr=doc_ptr, words=words, z=z, phi_t=phi_t, eta=eta, y_sign=y_sign,
-                  y_class=y.astype(np.int64), mode=kern.MODE_BINARY, C=1.0, margin=1.0, alpha=alpha,
-                  n_sweeps=n_sweeps, n_burnin=n_burnin, record=True, doc_keys=np.arange(D, dtype=np.int64),
-                  init_random=False)
-    names = list(inspect.signature(kernel.py_func).parameters)  # the kernel's own argument order
-    calls = [0]
-
-    def one_sweep():
-        calls[0] += 1
-        values["seed"] = seed + calls[0]
-        previous = numba.get_num_threads()
-        numba.set_num_threads(max(threads, 1))
-        try:
-            kernel(*[values[n] for n in names])
-        finally:
-            numba.set_num_threads(previous)
-
-    return one_sweep, words.shape[0] * n_sweeps
-
-
 def interleaved_rates(sweeps, repeats):
     """Tokens/s of every ``(one_sweep, tokens)`` in ``sweeps``: one untimed call each, then
     ``repeats`` rounds calling each in turn (so that machine load hits all alike); the
     median time per call."""
-    seconds = {name: [] for name in sweeps}
-    for r in range(repeats + 1):
-        for name, (fn, _) in sweeps.items():
-            start = time.perf_counter()
-            fn()
-            if r:
-                seconds[name].append(time.perf_counter() - start)
+    seconds = interleaved({name: (lambda r, fn=fn: fn()) for name, (fn, _) in sweeps.items()}, repeats)
     return {name: {"tokens_per_s": float(sweeps[name][1] / np.median(s)), "sweep_s": float(np.median(s)),
                    "sweep_s_min": float(np.min(s)), "tokens_per_call": int(sweeps[name][1])}
             for name, s in seconds.items()}
-
-
-def estimator_rate(X, y, sampler, K, n_iter, batch_size, seed):
-    """``MedLDA`` end to end: tokens sampled / sampling wall time from ``trace_``, after a
-    2-iteration warm-up fit on the same data (compilation outside the timed run)."""
-    from regbayes.models.medlda import MedLDA
-
-    params = dict(n_topics=K, sampler=sampler, batch_size=batch_size, random_state=seed, n_draws=1)
-    start = time.perf_counter()
-    MedLDA(**params, n_iter=2).fit(X, y)
-    warm = time.perf_counter() - start
-    model = MedLDA(**params, n_iter=n_iter).fit(X, y)
-    trace = model.trace_
-    wall = np.asarray(trace["wall_time"], dtype=np.float64)
-    n_tok = np.asarray(trace["n_tokens"], dtype=np.float64)
-    # skip the first iteration (one-off costs) when there are several
-    rate = (n_tok[-1] - n_tok[0]) / (wall[-1] - wall[0]) if len(wall) > 1 else n_tok[-1] / wall[-1]
-    return {"tokens_per_s": float(rate), "iterations": int(len(wall)), "sampling_s": float(wall[-1]),
-            "seconds_per_iteration": float(np.median(np.diff(np.concatenate([[0.0], wall])))),
-            "warm_up_fit_s": warm}
-
-
-def jax_collapsed_sweep(X, K, alpha, beta, seed):
-    """Collapsed LDA as a jitted JAX ``fori_loop`` over tokens (float32 counts, data passed
-    as arguments, one uniform per token drawn before the loop). Compiled here, outside
-    the timed calls; returns ``(one_sweep, tokens per call, compile seconds)``."""
-    import jax
-    import jax.numpy as jnp
-
-    doc_ptr, words = tokens(X)
-    D, V = X.shape
-    docs = np.repeat(np.arange(D, dtype=np.int32), np.diff(doc_ptr))
-    N = words.shape[0]
-
-    def sweep(key, words, docs, z, ndk, nwk, nk):
-        u = jax.random.uniform(key, (N,))
-
-        def body(i, carry):
-            z, ndk, nwk, nk = carry
-            w, d, old = words[i], docs[i], z[i]
-            ndk = ndk.at[d, old].add(-1.0)
-            nwk = nwk.at[w, old].add(-1.0)
-            nk = nk.at[old].add(-1.0)
-            p = (ndk[d] + alpha) * (nwk[w] + beta) / (nk + V * beta)
-            c = jnp.cumsum(p)
-            new = jnp.minimum(jnp.sum(c < u[i] * c[-1]), K - 1).astype(z.dtype)
-            return (z.at[i].set(new), ndk.at[d, new].add(1.0), nwk.at[w, new].add(1.0), nk.at[new].add(1.0))
-
-        return jax.lax.fori_loop(0, N, body, (z, ndk, nwk, nk))
-
-    rng = np.random.default_rng(seed)
-    z0 = rng.integers(0, K, size=N).astype(np.int32)
-    ndk = np.zeros((D, K), np.float32)
-    np.add.at(ndk, (docs, z0), 1.0)
-    nwk = np.zeros((V, K), np.float32)
-    np.add.at(nwk, (words, z0), 1.0)
-    nk = np.bincount(z0, minlength=K).astype(np.float32)
-    state = [tuple(jnp.asarray(a) for a in (z0, ndk, nwk, nk))]
-    data = (jnp.asarray(words), jnp.asarray(docs))
-    key = [jax.random.key(seed)]
-    start = time.perf_counter()
-    compiled = jax.jit(sweep, donate_argnums=(3, 4, 5, 6)).lower(key[0], *data, *state[0]).compile()
-    compile_s = time.perf_counter() - start
-
-    def one_sweep():
-        key[0], sub = jax.random.split(key[0])
-        state[0] = jax.block_until_ready(compiled(sub, *data, *state[0]))
-
-    return one_sweep, N, compile_s
 
 
 def throughput(corpus, args):
@@ -297,25 +140,20 @@ def throughput(corpus, args):
 
 # ----------------------------------------------------------------------------- accuracy
 def accuracy(corpus, args):
-    from regbayes.experiments import medlda_fig8
-    from regbayes.experiments._topic_baseline import lda_svm_pipeline, online_lda_svm_curve
-
     data = corpus["data"]
     Xtr, ytr, Xte, yte = data["X_train"], data["y_train"], data["X_test"], data["y_test"]
-    settings = medlda_fig8.method_settings(False, args.k, Xtr.shape[0], gibbs_sweeps=args.acc_gibbs_sweeps,
-                                           ssgrld_iterations=args.acc_ssgrld_iter)
+    settings = fig8_method_settings(args.k, Xtr.shape[0], gibbs_sweeps=args.acc_gibbs_sweeps,
+                                    ssgrld_iterations=args.acc_ssgrld_iter)
     runs = {}
     for method in ("gibbs", "ssgrld"):
         log(f"  accuracy curve: {method} ...")
-        runs[method] = medlda_fig8.medlda_curve(Xtr, ytr, Xte, yte, **{**settings[method], "random_state": args.seed})
+        runs[method] = fig8_curve(Xtr, ytr, Xte, yte, **{**settings[method], "random_state": args.seed})
     log("  accuracy curve: LDA + LinearSVC ...")
     runs["online_baseline"] = online_lda_svm_curve(Xtr, ytr, Xte, yte, args.k, n_passes=5.0, batch_size=100,
                                                    random_state=args.seed)
-    start = time.perf_counter()
-    pipe = lda_svm_pipeline(args.k, random_state=args.seed).fit(Xtr, ytr)
-    runs["batch_baseline"] = {"accuracy": float(np.mean(pipe.predict(Xte) == yte)),
-                              "seconds": time.perf_counter() - start}
-    summary = medlda_fig8.reach_summary(runs["gibbs"], runs["ssgrld"], tolerance=0.01)
+    pipe, seconds = timed(lda_svm_pipeline(args.k, random_state=args.seed).fit, Xtr, ytr)
+    runs["batch_baseline"] = {"accuracy": float(np.mean(pipe.predict(Xte) == yte)), "seconds": seconds}
+    summary = fig8_reach_summary(runs["gibbs"], runs["ssgrld"], tolerance=0.01)
     return {"n_train": Xtr.shape[0], "n_test": Xte.shape[0], "settings": settings, "runs": runs, "summary": summary}
 
 
@@ -358,137 +196,6 @@ def refit_curve(corpus, args):
             "ssgrld_params": extra["ssgrld"]}
 
 
-def accuracy_at_docs(curve, milestones):
-    docs, acc = np.asarray(curve["n_docs"]), np.asarray(curve["accuracy"])
-    out = []
-    for m in milestones:
-        hit = np.nonzero(docs <= m)[0]
-        out.append(float(acc[hit[-1]]) if len(hit) else None)
-    return out
-
-
-# ----------------------------------------------------------------------------- report
-def fmt(v, digits=3):
-    if v is None:
-        return "-"
-    if isinstance(v, (int, np.integer)):
-        return f"{int(v):,}"
-    v = float(v)
-    return f"{v:.{digits}g}" if (abs(v) >= 1e5 or (v != 0 and abs(v) < 1e-2)) else f"{v:.{digits}f}"
-
-
-def markdown(results):
-    lines = []
-    for name, res in results["throughput"].items():
-        lines += [f"#### Throughput on {name}: {res['n_docs']:,} documents, {res['n_tokens']:,} tokens, "
-                  f"V = {res['n_words']:,}, {res['n_classes']} classes, K = {res['K']}", "",
-                  "| sampler | tokens/s | ÷ lda package | sweep / call / iteration s |", "|---|---:|---:|---:|"]
-        for label, r in res["rows"].items():
-            sweep = r.get("sweep_s", r.get("call_s", r.get("seconds_per_iteration")))
-            lines.append(f"| {label} | {r['tokens_per_s']:.3g} | {r['ratio_to_lda']:.2f} | {fmt(sweep)} |")
-        rows = res["rows"]
-        L = res["n_classes"]
-        g = rows.get(f"MedLDA(sampler='gibbs'), M = {L}, end to end")
-        if g:
-            lines += ["", f"**Gibbs MedLDA (M = {L}, end to end) tokens/s ÷ lda tokens/s = {g['ratio_to_lda']:.2f}** "
-                          f"(target ≥ 0.5); binary kernel (M = 1) ÷ lda = "
-                          f"{rows['regbayes numba: Gibbs MedLDA sweep, binary (M = 1)']['ratio_to_lda']:.2f}; "
-                          f"collapsed LDA kernel (M = 0) ÷ lda = "
-                          f"{rows['regbayes numba: collapsed LDA (M = 0)']['ratio_to_lda']:.2f}."]
-        lines.append("")
-    acc = results.get("accuracy")
-    if acc:
-        r = acc["runs"]
-        milestones = sorted({int(x) for x in np.geomspace(1000, max(r["gibbs"]["n_docs"][-1], 1000), 7)})
-        lines += [f"#### Test accuracy against documents processed (synthetic, {acc['n_train']:,} train / "
-                  f"{acc['n_test']:,} test, K = {results['settings']['k']})", "",
-                  "| method | " + " | ".join(f"≤ {m:,} docs" for m in milestones) + " | final | sampling s |",
-                  "|---|" + "---:|" * (len(milestones) + 2)]
-        for label, curve in (("SSGRLD MedLDA", r["ssgrld"]), ("Gibbs MedLDA", r["gibbs"]),
-                             ("online LDA + LinearSVC", r["online_baseline"])):
-            row = accuracy_at_docs(curve, milestones)
-            last = curve.get("final_accuracy", curve["accuracy"][-1])
-            secs = curve.get("sampling_seconds", curve["times"][-1])
-            lines.append(f"| {label} | " + " | ".join(fmt(v) for v in row) + f" | {fmt(last)} | {fmt(secs)} |")
-        lines.append(f"| batch LDA + LinearSVC | " + " | ".join("" for _ in milestones)
-                     + f" | {fmt(r['batch_baseline']['accuracy'])} | {fmt(r['batch_baseline']['seconds'])} |")
-        s = acc["summary"]
-        lines += ["", f"Gibbs MedLDA final accuracy (mean of last 3 snapshots) {fmt(s.get('reference_accuracy'))}; "
-                      f"Gibbs stays within 1 point from {fmt(s.get('gibbs_docs'))} documents / "
-                      f"{fmt(s.get('gibbs_seconds'))} s; SSGRLD stays at or above it minus 1 point from "
-                      f"{fmt(s.get('ssgrld_docs'))} documents / {fmt(s.get('ssgrld_seconds'))} s. "
-                      f"**Gibbs ÷ SSGRLD: documents {fmt(s.get('docs_ratio'))}, wall time {fmt(s.get('time_ratio'))}** "
-                      "(targets ≥ 10 and ≥ 5).", ""]
-    rc = results.get("refit_curve")
-    if rc:
-        lines += [f"#### Default prediction (refitted classifier) against run length (synthetic, {rc['n_train']:,} "
-                  f"train / {rc['n_test']:,} test, K = {results['settings']['k']}, seeds {rc['seeds']})", "",
-                  "| sampler | n_iter | documents | accuracy per seed | mean | sampling s (mean) |",
-                  "|---|---:|---:|---|---:|---:|"]
-        ssgrld_label = "SSGRLD" + (f" {json.dumps(rc['ssgrld_params'])}" if rc.get("ssgrld_params") else "")
-        for sampler, label in (("ssgrld", ssgrld_label), ("gibbs", "Gibbs MedLDA")):
-            for r in rc["rows"][sampler]:
-                per_seed = " / ".join(f"{run['accuracy']:.3f}" for run in r["runs"])
-                lines.append(f"| {label} | {r['n_iter']} | {r['n_docs']:,} | {per_seed} | {r['accuracy']:.3f} | "
-                             f"{r['sampling_s']:.1f} |")
-        s = rc["summary"]
-        reach = s["reach"]
-
-        def where(x):
-            return "never" if x is None else f"from {x['n_docs']:,} documents / {x['sampling_s']:.1f} s"
-
-        lines += ["", f"Gibbs MedLDA's final accuracy (longest run, seed mean) {s['gibbs_final_accuracy']:.3f}. "
-                      f"Within 1 point of it: Gibbs {where(reach['gibbs'])}, SSGRLD {where(reach['ssgrld'])}."
-                      + (f" **Gibbs ÷ SSGRLD: documents {s['docs_ratio']:.1f}, sampling time {s['time_ratio']:.1f}** "
-                         "(targets ≥ 10 and ≥ 5)." if "docs_ratio" in s else ""), ""]
-    return "\n".join(lines)
-
-
-def environment():
-    import jax
-    import numba
-
-    env = {"python": platform.python_version(), "jax": jax.__version__, "numba": numba.__version__,
-           "numba_threads": numba.get_num_threads(), "cpu_count": os.cpu_count()}
-    for mod in ("lda", "sklearn", "numpy"):
-        try:
-            env[mod] = __import__(mod).__version__
-        except Exception:  # noqa: BLE001
-            env[mod] = None
-    try:
-        with open("/proc/cpuinfo") as f:
-            env["cpu"] = next(line.split(":", 1)[1].strip() for line in f if line.startswith("model name"))
-    except (OSError, StopIteration):
-        env["cpu"] = platform.processor()
-    try:
-        import subprocess
-
-        root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-        env["regbayes_commit"] = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=root,
-                                                capture_output=True, text=True, timeout=10).stdout.strip()
-    except Exception:  # noqa: BLE001
-        pass
-    try:
-        env["load_average_at_start"] = os.getloadavg()
-    except OSError:
-        pass
-    return env
-
-
-def _jsonable(obj):
-    if isinstance(obj, dict):
-        return {str(k): _jsonable(v) for k, v in obj.items() if k != "data"}
-    if isinstance(obj, (list, tuple)):
-        return [_jsonable(v) for v in obj]
-    if isinstance(obj, np.ndarray):
-        return obj.tolist()
-    if isinstance(obj, (np.integer,)):
-        return int(obj)
-    if isinstance(obj, (np.floating,)):
-        return float(obj)
-    return obj
-
-
 def main(argv=None):
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
                                 formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -521,7 +228,7 @@ def main(argv=None):
     args.acc_gibbs_sweeps = args.acc_gibbs_sweeps or (10 if args.quick else 40)
     args.acc_ssgrld_iter = args.acc_ssgrld_iter or (150 if args.quick else 600)
     start = time.perf_counter()
-    results = {"environment": environment(), "settings": vars(args), "throughput": {}}
+    results = {"environment": environment(("numba", "lda", "sklearn", "numpy")), "settings": vars(args), "throughput": {}}
     data = corpora(args)
     for name in filter(None, args.corpora.split(",")):
         log(f"throughput: {name}")
@@ -533,16 +240,12 @@ def main(argv=None):
         log("accuracy of the default prediction against run length: synthetic")
         results["refit_curve"] = refit_curve(data["synthetic"], args)
     results["total_seconds"] = time.perf_counter() - start
-    try:
-        results["environment"]["load_average_at_end"] = os.getloadavg()
-    except OSError:
-        pass
+    finish_environment(results["environment"])
     print(markdown(results))
     print(f"Total {results['total_seconds']:.0f} s; load average {results['environment'].get('load_average_at_start')} "
           f"at the start, {results['environment'].get('load_average_at_end')} at the end.")
     if args.out:
-        with open(args.out, "w") as f:
-            json.dump(_jsonable(results), f, indent=1)
+        write_json(args.out, results, drop_keys=("data",))
 
 
 if __name__ == "__main__":

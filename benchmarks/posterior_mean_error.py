@@ -13,14 +13,17 @@ is reported, next to the error that 1000 independent posterior draws would have,
 from __future__ import annotations
 
 import argparse
-import json
+import os
 import platform
-import time
+import sys
 
 import numpy as np
 
-from regbayes import BayesianSVC
-from regbayes.datasets import load_breast_cancer_standardized
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))  # the harness, also under runpy
+from harness import environment, markdown_header, markdown_row, timed, write_json  # noqa: E402
+
+from regbayes import BayesianSVC  # noqa: E402
+from regbayes.datasets import load_breast_cancer_standardized  # noqa: E402
 
 
 def flat_mean(model):
@@ -36,33 +39,30 @@ def main(argv=None):
     args = p.parse_args(argv)
 
     X, _, y, _ = load_breast_cancer_standardized(test_size=0.3, random_state=0)
-    start = time.perf_counter()
-    reference = BayesianSVC(sampler="gibbs", n_chains=4, n_draws=args.reference_draws, random_state=12345).fit(X, y)
+    reference, reference_s = timed(BayesianSVC(sampler="gibbs", n_chains=4, n_draws=args.reference_draws, random_state=12345).fit, X, y)
     ref = flat_mean(reference)
     draws = np.concatenate([reference.coef_samples_, reference.intercept_samples_[:, None]], axis=1)
     iid_floor = float(np.sqrt(np.trace(np.cov(draws.T)) / 1000) / np.linalg.norm(ref))
     results = {
-        "reference": {"sampler": "gibbs", "chains": 4, "draws": args.reference_draws, "seconds": time.perf_counter() - start},
+        "reference": {"sampler": "gibbs", "chains": 4, "draws": args.reference_draws, "seconds": reference_s},
         "iid_1000_draws_error": iid_floor,
         "machine": platform.platform(),
+        "environment": environment(("sklearn", "numpy")),
         "samplers": {},
     }
     print(f"reference: Gibbs DA 4 x {args.reference_draws} draws; 1000 independent draws would be {100 * iid_floor:.1f}% away\n")
-    print("| sampler (defaults, one chain) | error per seed | mean | s per fit |")
-    print("|---|---|---:|---:|")
+    print(markdown_header(["sampler (defaults, one chain)", ("error per seed", "l"), "mean", "s per fit"]))
     for sampler in args.samplers.split(","):
         errors, seconds = [], []
         for seed in range(args.seeds):
-            t = time.perf_counter()
-            model = BayesianSVC(sampler=sampler, random_state=seed).fit(X, y)
-            seconds.append(time.perf_counter() - t)
+            model, fit_s = timed(BayesianSVC(sampler=sampler, random_state=seed).fit, X, y)
+            seconds.append(fit_s)
             errors.append(float(np.linalg.norm(flat_mean(model) - ref) / np.linalg.norm(ref)))
         results["samplers"][sampler] = {"errors": errors, "mean": float(np.mean(errors)), "seconds": seconds}
         per_seed = ", ".join(f"{100 * e:.1f}" for e in errors)
-        print(f"| {sampler} | {per_seed} % | {100 * np.mean(errors):.1f} % | {np.mean(seconds):.1f} |")
+        print(markdown_row([sampler, f"{per_seed} %", f"{100 * np.mean(errors):.1f} %", f"{np.mean(seconds):.1f}"]))
     if args.out:
-        with open(args.out, "w") as f:
-            json.dump(results, f, indent=2)
+        write_json(args.out, results, indent=2)
 
 
 if __name__ == "__main__":
