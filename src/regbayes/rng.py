@@ -26,21 +26,30 @@ def make_key(random_state) -> jax.Array:
     same key on every call and a ``RandomState`` advances, as in scikit-learn.
     """
     seed = int(check_random_state(random_state).randint(2**31 - 1))
-    return jax.random.key(seed, impl=KEY_IMPL)
+    return key_from_seed(seed)
 
 
 def host_seeds(key: jax.Array, n: int):
-    """``n`` integer seeds in [0, 2^31 - 1) drawn from ``key`` in one call, for steps that
-    run on the host (numba kernels take integer seeds). A NumPy int64 array."""
-    if n <= 0:
-        return np.zeros(0, np.int64)
-    bits = jax.random.bits(key, (n,), dtype="uint32")
-    return (np.asarray(bits).astype(np.int64) >> 1)
+    """``n`` integer seeds in [0, 2^31 - 1) from ``key``, for steps that run on the host
+    (numba kernels take integer seeds). A NumPy int64 array.
+
+    NumPy's generator is seeded with the key's words: nothing is compiled, whatever ``n``
+    (a JAX draw of ``n`` bits would compile one program per ``n``).
+    """
+    words = np.asarray(jax.random.key_data(key), dtype=np.uint32).ravel()
+    return np.random.default_rng(words).integers(0, 2**31 - 1, size=max(int(n), 0), dtype=np.int64)
 
 
 def key_from_seed(seed: int) -> jax.Array:
-    """A typed JAX key (the library's implementation) from an integer seed."""
-    return jax.random.key(int(seed), impl=KEY_IMPL)
+    """A typed JAX key (the library's implementation) from an integer seed in [0, 2^32).
+
+    The same key as ``jax.random.key(seed, impl=KEY_IMPL)`` (threefry's key of a 32-bit
+    seed is the pair of words ``(0, seed)``), wrapped without compiling a program.
+    """
+    seed = int(seed)
+    if not 0 <= seed < 2**32:
+        raise ValueError(f"seed must be in [0, 2^32), got {seed}")
+    return jax.random.wrap_key_data(np.array([0, seed], np.uint32), impl=KEY_IMPL)
 
 
 def check_generator(random_state) -> np.random.Generator:

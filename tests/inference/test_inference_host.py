@@ -87,3 +87,17 @@ def test_model_check_and_compile_time_apart():
     with pytest.raises(DivergenceError, match="iteration 2: too large"):
         run(algorithm, 0.0, 1.0, jax.random.key(0), n_iter=5)
     assert compiled == [0.0]
+
+
+def test_keys_and_host_seeds_compile_nothing_and_match_jax():
+    from regbayes.rng import host_seeds, key_from_seed, make_key
+
+    for seed in (0, 1, 123456, 2**31 - 2):
+        np.testing.assert_array_equal(jax.random.key_data(key_from_seed(seed)),
+                                      jax.random.key_data(jax.random.key(seed, impl="threefry2x32")))
+    key = make_key(7)
+    first = host_seeds(key, 5)
+    np.testing.assert_array_equal(host_seeds(key, 8)[:5], first)  # a longer run extends the same stream
+    assert not np.array_equal(host_seeds(make_key(8), 5), first)
+    with pytest.raises(ValueError, match="seed must be in"):
+        key_from_seed(-1)
