@@ -2,7 +2,6 @@
 steps, the driver's run-until-converged through the estimators, and pinned results."""
 import warnings
 
-import jax
 import numpy as np
 import pytest
 from sklearn.exceptions import ConvergenceWarning
@@ -85,14 +84,13 @@ def test_dp_means_step_never_increases_objective(seed):
 
 
 def test_driver_runs_the_step_as_the_estimator_does():
-    # One run of the driver from Algorithm 1's start with the fit's key (n_init = 1 folds
-    # in run 0) is the estimator's fit.
+    # One run of the driver from Algorithm 1's start with the fit's key (run 0 of
+    # n_init) is the estimator's fit.
     X, codes, _ = _problem(3)
     model = M2DPM(cluster_penalty=6.0, s=0.5, C=0.7, random_state=4).fit(X, codes)
     data = m2dpm_data(X, model._features(X), svm_labels(codes, 2), ComponentSVM(2, 0.7, 1.0, 1.0), "euclidean", 0.5, 6.0)
     start = m2dpm_init(data)
-    key = jax.random.fold_in(model._fit_key(), 0)
-    result = run(Algorithm(m2dpm_step, "M2DPM"), start, data, key, n_iter=100, tol=1e-3,
+    result = run(Algorithm(m2dpm_step, "M2DPM"), start, data, model._fit_key(), n_iter=100, tol=1e-3,
                  initial_objective=m2dpm_objective(start, data))
     assert np.array_equal(result.state.labels, model.labels_)
     assert result.n_iter == model.n_iter_ and result.converged == model.converged_
@@ -114,7 +112,7 @@ def test_converged_flag_and_convergence_warning(make):
 
 # ---------------------------------------------------------------- pinned results
 # Same random_state -> same visiting orders -> the same fit. These numbers pin the key
-# derivation (one key per fit, run r folded in, the driver's per-iteration seeds) and the
+# derivation (one key per fit, the driver's per-iteration seeds) and the
 # arithmetic of the steps; a change of either shows up here.
 def test_m2dpm_pinned_fit():
     X, y = make_dp_mixture_svm("I", n_samples=200, random_state=11)[:2]
@@ -124,6 +122,8 @@ def test_m2dpm_pinned_fit():
     assert model.component_sizes_.tolist() == PINNED["M2DPM"]["sizes"]
     np.testing.assert_allclose(model.objective_, PINNED["M2DPM"]["objective"], rtol=1e-8)
     assert model.labels_[:12].tolist() == PINNED["M2DPM"]["labels"]
+    restarts = M2DPM(cluster_penalty=5.0, s=1.0, C=0.3, n_init=3, random_state=7).fit(X, y)
+    np.testing.assert_allclose(restarts.init_objectives_, PINNED["M2DPM"]["init_objectives"], rtol=1e-8)
 
 
 def test_dpmeans_pinned_fit():
@@ -138,10 +138,12 @@ def test_dpmeans_pinned_fit():
 
 PINNED = {
     "M2DPM": {
-        "n_components": 4, "n_iter": 6, "sizes": [173, 4, 19, 4],
-        "labels": [0, 0, 0, 0, 0, 2, 0, 0, 3, 0, 0, 0],
-        "objective": [861.7956803354878, 428.3234606808058, 398.92381488423587, 359.7058772786605,
+        "n_components": 4, "n_iter": 6, "sizes": [173, 4, 4, 19],
+        "labels": [0, 0, 0, 0, 0, 3, 0, 0, 2, 0, 0, 0],
+        "objective": [861.7956803354878, 424.7608006020594, 379.0236692026374, 359.7058772786605,
                       356.2727212175117, 353.1504150936449, 353.1504150936449],
+        # lambda = 5, n_init = 3: the final eq. 35 of runs 0, 1, 2
+        "init_objectives": [346.4863093159458, 347.8551002927718, 345.32561497823434],
     },
     "DPMeansSVC": {
         "n_components": 4, "n_iter": 6, "sizes": [173, 4, 19, 4],

@@ -67,8 +67,9 @@ class M2DPM(SVMMixtureClassifier):
     n_init : int, default=1
         Runs of Algorithm 1, each with its own random visiting orders of the z-step (the
         start, one component, is the same); the run with the lowest eq. 35 is kept (as
-        ``n_init`` of scikit-learn's KMeans keeps the lowest inertia). Run r's key is
-        the fit's key folded with r, so it does not depend on ``n_init``.
+        ``n_init`` of scikit-learn's KMeans keeps the lowest inertia). Run 0 draws from
+        the fit's key, run r > 0 from that key folded with r, so a run's draws do not
+        depend on ``n_init``.
     refit_cells : bool, default=False
         After Algorithm 1, re-solve each component's classifier on the training points
         whose nearest mean is its own (the cell new points are routed to; see the module
@@ -151,7 +152,8 @@ class M2DPM(SVMMixtureClassifier):
         key = self._fit_key()
         best, finals = None, []
         for r in range(self.n_init):
-            result = run(algorithm, start, data, jax.random.fold_in(key, r), n_iter=self.max_iter, tol=self.tol,
+            run_key = key if r == 0 else jax.random.fold_in(key, r)
+            result = run(algorithm, start, data, run_key, n_iter=self.max_iter, tol=self.tol,
                          initial_objective=F0, progress=self.progress,
                          desc="M2DPM" if self.n_init == 1 else f"M2DPM run {r + 1}/{self.n_init}")
             finals.append(float(result.trace["objective"][-1]))
