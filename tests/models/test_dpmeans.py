@@ -4,7 +4,9 @@ import pytest
 from sklearn.metrics import adjusted_rand_score
 from sklearn.utils.estimator_checks import parametrize_with_checks
 
+from regbayes.algorithms.svm_mixture import solve_eta
 from regbayes.potentials.bregman import divergence_to
+from regbayes.potentials.svm_mixture import ComponentSVM
 from regbayes.models.dpmeans import DPMeansSVC
 from regbayes.models.m2dpm import M2DPM
 
@@ -52,9 +54,10 @@ def test_cluster_classifiers_are_m2dpm_eta_steps():
     ref = M2DPM(C=0.3, prior_scale=2.0, max_iter=1).fit(X, y)  # same feature shift and scale
     Xt = ref._features(X)
     yk = np.where(y == 1, 1.0, -1.0)
+    svm = ComponentSVM(n_classes=2, C=0.3, margin=1.0, prior_scale=2.0)
     for k in range(model.n_components_):
         members = model.labels_ == k
-        assert np.allclose(model._W[k], ref._solve_eta(Xt[members], yk[members], None), atol=1e-8)
+        assert np.allclose(model._W[k], solve_eta(svm, Xt[members], yk[members], None), atol=1e-8)
 
 
 def test_same_random_state_same_result():
@@ -68,8 +71,8 @@ def test_same_random_state_same_result():
 
 @pytest.mark.parametrize(
     "params, message",
-    [({"cluster_penalty": 0.0}, "cluster_penalty"), ({"C": 0}, "C must be"),
-     ({"divergence": "l1"}, "unknown divergence"), ({"divergence": "kl"}, "nonnegative")],
+    [({"cluster_penalty": 0.0}, "cluster_penalty"), ({"C": 0}, "'C' parameter of DPMeansSVC must be"),
+     ({"divergence": "l1"}, "'divergence' parameter"), ({"divergence": "kl"}, "nonnegative")],
 )
 def test_bad_input_errors(params, message):
     X = np.random.default_rng(0).standard_normal((10, 2))

@@ -7,8 +7,23 @@ from sklearn.metrics import adjusted_rand_score
 from sklearn.utils.estimator_checks import parametrize_with_checks
 
 from regbayes.potentials.bregman import divergence_to, pairwise_divergence
+from regbayes.potentials.svm_mixture import (
+    ComponentSVM, hinge_matrix, one_example, one_example_weights, qp_rows, sva_objective,
+)
 from regbayes.algorithms.m2dpm_kernels import assignment_pass, svm_hinge_sum, svm_primal_qp
+from regbayes.algorithms.svm_mixture import solve_eta
 from regbayes.models.m2dpm import M2DPM
+
+
+def _svm(model):
+    """The fitted model's per-component SVM constants."""
+    return ComponentSVM(len(model.classes_), model.C, model.margin, model.prior_scale)
+
+
+def _eq35(model, X, Xt, yk):
+    """Eq. 35 at the fitted model's (z, mu, eta)."""
+    return sva_objective(_svm(model), model.divergence, model.s, model.cluster_penalty, X, Xt, yk,
+                         model.labels_, model.cluster_centers_, model._W)
 
 
 def _blobs(rng, n_per, centers, n_classes=2, spread=0.5):
@@ -55,7 +70,7 @@ def test_objective_never_increases(problem):
     Xt = model._features(X)
     codes = np.searchsorted(model.classes_, y)
     yk = np.where(codes == 1, 1.0, -1.0) if n_classes == 2 else codes
-    again = model._objective(X, Xt, yk, model.labels_, model.cluster_centers_, model._W)
+    again = _eq35(model, X, Xt, yk)
     assert again == pytest.approx(obj[-1], rel=1e-12)
 
 
@@ -91,8 +106,8 @@ def test_eta_step_equals_convex_solver(n_classes, fit_intercept):
     Xt = model._features(X)
     codes = np.searchsorted(model.classes_, y)
     yk = np.where(codes == 1, 1.0, -1.0) if n_classes == 2 else codes
-    W = model._solve_eta(Xt, yk, None)
-    A, c = model._qp_rows(Xt, yk)
+    W = solve_eta(_svm(model), Xt, yk, None)
+    A, c = qp_rows(_svm(model), Xt, yk)
     U = 2 * 0.7 * 0.8**2
     w_ref = _reference_svm(A, c, n, U)
 
@@ -122,14 +137,13 @@ def test_eta_step_duality_gap_certificate():
 def test_one_example_closed_form(n_classes):
     # eq. 32's one-point SVM: closed form (module docstring) against the exact QP solver.
     rng = np.random.default_rng(n_classes)
-    model = M2DPM(C=0.4, margin=1.5, prior_scale=1.2)
-    model._n_classes = n_classes
+    svm = ComponentSVM(n_classes, C=0.4, margin=1.5, prior_scale=1.2)
     for scale in (0.1, 1.0, 5.0):  # both branches of the min(...)
         x = rng.standard_normal((1, 4)) * scale
         y = np.array([1.0]) if n_classes == 2 else np.array([n_classes - 1])
-        t, cost = model._one_example(x, y)
-        W_star = model._one_example_weights(x, y, t)[0]
-        A, c = model._qp_rows(x, y)
+        t, cost = one_example(svm, x)
+        W_star = one_example_weights(svm, x, y, t)[0]
+        A, c = qp_rows(svm, x, y)
         U = 2 * 0.4 * 1.2**2
         w, primal, _, _ = svm_primal_qp(A, c, 1, U, gap_tol=1e-12)
         assert cost[0] == pytest.approx(primal / 1.2**2, rel=1e-8)
@@ -169,20 +183,19 @@ def _python_pass(order, z, Q0, q_new, X, s, Xt, y, seed_w, C, margin, n_classes)
 @pytest.mark.parametrize("n_classes", [2, 3])
 def test_assignment_pass_matches_python_reference(n_classes):
     rng = np.random.default_rng(11 + n_classes)
-    model = M2DPM(C=0.5, margin=1.0, prior_scale=1.0, cluster_penalty=3.0, s=2.0)
-    model._n_classes = n_classes
+    svm = ComponentSVM(n_classes, C=0.5, margin=1.0, prior_scale=1.0)
     n, d, K0 = 60, 3, 3
     X = rng.standard_normal((n, d)) * 3
     y = np.where(rng.uniform(size=n) < 0.5, 1.0, -1.0) if n_classes == 2 else rng.integers(0, 3, n)
     Xt = np.hstack([X, np.ones((n, 1))])
     mu = rng.standard_normal((K0, d)) * 3
     W = rng.standard_normal((K0, Xt.shape[1])) if n_classes == 2 else rng.standard_normal((K0, 3, Xt.shape[1]))
-    Q0 = 2.0 * pairwise_divergence("euclidean", X, mu) + 2 * 0.5 * model._hinge_matrix(Xt, W, y)
-    scale, cost = model._one_example(Xt, y)
+    Q0 = 2.0 * pairwise_divergence("euclidean", X, mu) + 2 * 0.5 * hinge_matrix(svm, Xt, W, y)
+    scale, cost = one_example(svm, Xt)
     q_new = 3.0 + cost
     z = rng.integers(0, K0, n)
     order = rng.permutation(n)
-    seed_w = model._one_example_weights(Xt, y, scale)
+    seed_w = one_example_weights(svm, Xt, y, scale)
     z_numba, seeds = assignment_pass(order, z, np.bincount(z, minlength=K0), Q0, q_new, X, 0, 2.0, Xt, y,
                                      0 if n_classes == 2 else 3, scale, 0.5, 1.0)
     z_ref = _python_pass(order, z, Q0, q_new, X, 2.0, Xt, y, seed_w, 0.5, 1.0, n_classes)
@@ -281,7 +294,7 @@ def test_refit_cells_solves_each_cell_exactly_and_keeps_algorithm_1():
     U = 2.0 * params["C"]
 
     def cell_cost(W, members):
-        return 0.5 * float(W @ W) + U * float(refit._hinge_matrix(Xt[members], W[None], yk[members]).sum())
+        return 0.5 * float(W @ W) + U * float(hinge_matrix(_svm(refit), Xt[members], W[None], yk[members]).sum())
 
     lower = 0
     for k in range(refit.n_components_):
@@ -289,7 +302,7 @@ def test_refit_cells_solves_each_cell_exactly_and_keeps_algorithm_1():
         if not len(members):
             assert np.array_equal(refit._W[k], plain._W[k])
             continue
-        exact = refit._solve_eta(Xt[members], yk[members], None)
+        exact = solve_eta(_svm(refit), Xt[members], yk[members], None)
         assert np.allclose(refit._W[k], exact)
         new, old = cell_cost(refit._W[k], members), cell_cost(plain._W[k], members)
         assert new <= old * (1 + 1e-9)
@@ -309,7 +322,7 @@ def test_refit_cells_multiclass_predicts_with_cell_classifiers():
     codes = np.searchsorted(model.classes_, y)
     for k in np.unique(cells):
         members = np.flatnonzero(cells == k)
-        assert np.allclose(model._W[k], model._solve_eta(Xt[members], codes[members], None))
+        assert np.allclose(model._W[k], solve_eta(_svm(model), Xt[members], codes[members], None))
     assert model.predict(X).shape == y.shape
 
 
@@ -343,7 +356,7 @@ def test_n_init_keeps_the_lowest_objective_run():
     # The stored model is the kept run's: its eq. 35 recomputed equals the kept value.
     Xt = multi._features(X)
     yk = np.where(np.searchsorted(multi.classes_, y) == 1, 1.0, -1.0)
-    again = multi._objective(X, Xt, yk, multi.labels_, multi.cluster_centers_, multi._W)
+    again = _eq35(multi, X, Xt, yk)
     assert again == pytest.approx(multi.objective_[-1], rel=1e-12)
     # Deterministic given random_state.
     repeat = M2DPM(n_init=3, **params).fit(X, y)
@@ -356,18 +369,18 @@ def test_n_init_keeps_the_lowest_objective_run():
     [
         ({"cluster_penalty": 0.0}, None, None, "cluster_penalty"),
         ({"cluster_penalty": -1.0}, None, None, "cluster_penalty"),
-        ({"s": 0.0}, None, None, "s must be"),
-        ({"C": -2.0}, None, None, "C must be"),
+        ({"s": 0.0}, None, None, "'s' parameter of M2DPM must be"),
+        ({"C": -2.0}, None, None, "'C' parameter of M2DPM must be"),
         ({"prior_scale": 0.0}, None, None, "prior_scale"),
         ({"margin": float("nan")}, None, None, "margin"),
-        ({"divergence": "hellinger"}, None, None, "unknown divergence"),
+        ({"divergence": "hellinger"}, None, None, "'divergence' parameter"),
         ({"max_iter": 0}, None, None, "max_iter"),
         ({"n_init": 0}, None, None, "n_init"),
         ({"n_init": 2.5}, None, None, "n_init"),
         ({"refit_cells": "yes"}, None, None, "refit_cells"),
         ({"divergence": "kl"}, "negative", None, "nonnegative"),
         ({}, "nan", None, "NaN"),
-        ({}, None, "one", "one class"),
+        ({}, None, "one", "1 class"),
         ({}, None, "short", "inconsistent numbers of samples"),
         ({}, "empty", "empty", "0 sample"),
     ],
@@ -397,25 +410,26 @@ def test_sklearn_compatible(estimator, check):
 def test_eta_step_falls_back_to_looser_gap_when_newton_system_is_singular(monkeypatch):
     # The interior point can stop on a numerically singular Newton system near the optimum;
     # the eta-step then retries with a looser certified gap instead of failing the fit.
+    from regbayes.algorithms import svm_mixture
     from regbayes.models import m2dpm
 
-    real = m2dpm.svm_primal_qp
+    real = svm_mixture.svm_primal_qp
     tols = []
 
     def flaky(A, c, n, U, tol):
         tols.append(tol)
-        if tol == m2dpm.GAP_TOL:
+        if tol == svm_mixture.GAP_TOL:
             raise np.linalg.LinAlgError("Matrix is singular to machine precision.")
         return real(A, c, n, U, tol)
 
-    monkeypatch.setattr(m2dpm, "svm_primal_qp", flaky)
+    monkeypatch.setattr(svm_mixture, "svm_primal_qp", flaky)
     rng = np.random.default_rng(0)
     X = rng.standard_normal((40, 2))
     y = (X[:, 0] > 0).astype(int)
     model = m2dpm.M2DPM(max_iter=3, random_state=0).fit(X, y)
     assert model.score(X, y) > 0.9  # a linearly separable problem: tolerance 1e-7 changes nothing visible
-    assert m2dpm.FALLBACK_GAP_TOLS[0] in tols
+    assert svm_mixture.FALLBACK_GAP_TOLS[0] in tols
 
-    monkeypatch.setattr(m2dpm, "svm_primal_qp", lambda *a: (_ for _ in ()).throw(np.linalg.LinAlgError("singular")))
+    monkeypatch.setattr(svm_mixture, "svm_primal_qp", lambda *a: (_ for _ in ()).throw(np.linalg.LinAlgError("singular")))
     with pytest.raises(np.linalg.LinAlgError, match="every tolerance"):
         m2dpm.M2DPM(max_iter=3).fit(X, y)

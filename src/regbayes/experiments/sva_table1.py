@@ -131,22 +131,26 @@ def _cv_select(make, candidates, X, y, n_folds, rng):
 
 
 def _oracle(X_tr, y_tr, c_tr, X_te, y_te, c_te, C_grid, n_folds, rng):
-    """Per-true-cluster exact SVMs (M2DPM's eta-step with the clusters given)."""
-    from ..models.m2dpm import M2DPM
+    """Per-true-cluster exact SVMs (M2DPM's eta-step with the clusters given; binary
+    labels, M2DPM's defaults for margin, prior scale and intercept)."""
+    from ..algorithms.svm_mixture import solve_eta
+    from ..potentials.svm_mixture import ComponentSVM, classifier_features, feature_shift, svm_labels
 
     def fit_predict(Xa, ya, ca, Xb, cb, C):
-        model = M2DPM(C=C, max_iter=1)
-        Xa_, yk = model._encode(Xa, ya)
-        Xt_a, Xt_b = model._features(Xa_), model._features(np.asarray(Xb, dtype=np.float64))
-        pred = np.empty(len(Xb), dtype=model.classes_.dtype)
+        classes, codes = np.unique(ya, return_inverse=True)
+        yk = svm_labels(codes, len(classes))
+        svm = ComponentSVM(len(classes), C, 1.0, 1.0)
+        shift = feature_shift(Xa)
+        Xt_a, Xt_b = classifier_features(Xa, *shift), classifier_features(Xb, *shift)
+        pred = np.empty(len(Xb), dtype=classes.dtype)
         for k in np.unique(cb):
             tr, te = ca == k, cb == k
             if not tr.any():  # a cluster absent from training: majority label
                 values, counts = np.unique(ya, return_counts=True)
                 pred[te] = values[np.argmax(counts)]
                 continue
-            W = model._solve_eta(Xt_a[tr], yk[tr], None)
-            pred[te] = model.classes_[(Xt_b[te] @ W > 0).astype(int)]
+            W = solve_eta(svm, Xt_a[tr], yk[tr], None)
+            pred[te] = classes[(Xt_b[te] @ W > 0).astype(int)]
         return pred
 
     from sklearn.model_selection import StratifiedKFold

@@ -19,8 +19,10 @@ the first n0 points, singletons included.
 from __future__ import annotations
 
 import time
+import warnings
 
 import numpy as np
+from sklearn.exceptions import ConvergenceWarning
 
 from ._common import markdown_table, write_outputs
 
@@ -66,7 +68,9 @@ def run(
             "I", n_samples=n_total, alpha=alpha, max_clusters=n_total, random_state=seed * 1000 + r,
             return_clusters=True, center_scale=center_scale,
         )
-        M2DPM(max_iter=1).fit(X[:20], y[:20])  # compile the numba kernels outside the timings
+        with warnings.catch_warnings():  # one iteration: a warm-up, not a fit
+            warnings.simplefilter("ignore", ConvergenceWarning)
+            M2DPM(max_iter=1).fit(X[:20], y[:20])  # compile the numba kernels outside the timings
         rows = []
         for n0 in sizes:
             model = M2DPM(random_state=seed, progress=progress, **params)
