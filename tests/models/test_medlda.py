@@ -19,7 +19,10 @@ from sklearn.decomposition import LatentDirichletAllocation
 from sklearn.utils.estimator_checks import parametrize_with_checks
 
 from regbayes.datasets.topic_corpus import make_topic_corpus
-from regbayes.models.medlda import REFIT_RUNS, MedLDA, _to_proportion_units, perplexity_from
+from regbayes.models.medlda import MedLDA
+from regbayes.models.medlda_refit import to_proportion_units
+from regbayes.potentials.topics import perplexity_from
+from regbayes.samplers.defaults import REFIT_RUNS
 
 K = 5
 COMMON = dict(n_topics=K, alpha=0.1, beta=0.05, C=10.0, random_state=0)
@@ -317,7 +320,8 @@ def test_padding_rows_leaves_the_ssgrld_update_unchanged():
     import jax.numpy as jnp
 
     from regbayes.precision import enable_x64
-    from regbayes.models.medlda import _pad_rows, _ssgrld_update
+    from regbayes.algorithms.medlda_gibbs import pad_rows
+    from regbayes.algorithms.medlda_ssgrld import ssgrld_update
     from regbayes.samplers.sgld import SGLDState
 
     rng = np.random.default_rng(0)
@@ -327,16 +331,16 @@ def test_padding_rows_leaves_the_ssgrld_update_unchanged():
         state = SGLDState(np.ones((1, 3)), np.zeros((1, 3)), np.zeros(1), np.ones((1, 3)))
         consts = [jnp.asarray(v, jnp.float64) for v in (20.0, 1.0, 1.0)]
         runs = [
-            _ssgrld_update(jax.random.key(0), theta, expected, 4.0, 0.1, 0.05, state, _pad_rows(zbar, n),
-                           _pad_rows(y, n), *consts, 0.5, crammer_singer=False)
+            ssgrld_update(0, theta, expected, 4.0, 0.1, 0.05, state, pad_rows(zbar, n),
+                          pad_rows(y, n), *consts, 0.5, crammer_singer=False)
             for n in (5, 64)
         ]
-    for part in (1, 2):  # theta, Phi as (V, K)
+    for part in (0, 1):  # theta, Phi as (V, K)
         np.testing.assert_array_equal(np.asarray(runs[0][part]), np.asarray(runs[1][part]))
-    np.testing.assert_array_equal(np.asarray(runs[0][4].position), np.asarray(runs[1][4].position))
-    theta_new = np.asarray(runs[0][1])
-    np.testing.assert_allclose(np.asarray(runs[0][2]).T, theta_new / theta_new.sum(1, keepdims=True))
-    assert bool(runs[0][3])  # finite
+    np.testing.assert_array_equal(np.asarray(runs[0][3].position), np.asarray(runs[1][3].position))
+    theta_new = np.asarray(runs[0][0])
+    np.testing.assert_allclose(np.asarray(runs[0][1]).T, theta_new / theta_new.sum(1, keepdims=True))
+    assert bool(runs[0][2])  # finite
 
 
 # ---------------------------------------------------------------- many classes, eq. 21, divergence
@@ -406,7 +410,7 @@ def test_topic_divergence_raises(corpus):
     from regbayes.inference import DivergenceError
 
     Xtr, ytr, *_ = corpus
-    with pytest.raises(DivergenceError, match="topics diverged at iteration 1;.*topic_step_size"):
+    with pytest.raises(DivergenceError, match="diverged at iteration 0: the topics diverged.*topic_step_size"):
         MedLDA(sampler="ssgrld", n_iter=5, batch_size=50, topic_step_size=1e308, **COMMON).fit(Xtr, ytr)
 
 
@@ -428,13 +432,13 @@ def test_refit_classifier_samples_eta_on_label_free_topic_proportions(corpus):
 
 
 def test_refit_draws_fold_the_standardisation_into_eta():
-    """eta from :func:`_to_proportion_units` gives the standardised classifier's discriminant
+    """eta from :func:`to_proportion_units` gives the standardised classifier's discriminant
     on every point of the simplex (exact up to rounding)."""
     rng = np.random.default_rng(0)
     S, M, K = 3, 4, 6
     w, b = rng.normal(size=(S, M, K)), rng.normal(size=(S, M))
     mean, scale = rng.dirichlet(np.ones(K)), rng.uniform(0.05, 0.3, size=K)
     x = rng.dirichlet(np.ones(K), size=20)
-    eta = _to_proportion_units(w, b, mean, scale)
+    eta = to_proportion_units(w, b, mean, scale)
     expected = np.einsum("smk,dk->sdm", w, (x - mean) / scale) + b[:, None, :]
     np.testing.assert_allclose(np.einsum("smk,dk->sdm", eta, x), expected, rtol=1e-12, atol=1e-12)
