@@ -120,6 +120,28 @@ def test_same_random_state_same_result_and_threads_do_not_matter(corpus):
     assert not np.array_equal(c.components_, e.components_)
 
 
+@pytest.mark.parametrize(
+    "params, topics, coef, proba",
+    [
+        (dict(sampler="gibbs", n_iter=3),
+         [0.0019170947384652692, 0.004679993263695311, 0.0077175338445030234],
+         [3.2216251440720685, -1.4308751530815014, -17.36878907159162], [0.0, 0.625, 1.0]),
+        (dict(sampler="ssgrld", n_iter=10, batch_size=50),
+         [0.0003296990782302988, 0.0002571563786794287, 0.005894430389687585],
+         [-9.293026236372317, 5.792692254801282, -8.986314511331978], [0.0, 1.0, 1.0]),
+    ],
+)
+def test_pinned_draws(params, topics, coef, proba, corpus):
+    """One random_state, one key: the topics, the refitted classifier's mean and the votes of
+    a short fit are pinned (float64 throughout; numba's streams and JAX's threefry keys are
+    the same on every CPU), so that a change of any random stream or update is seen."""
+    Xtr, ytr, Xte, *_ = corpus
+    model = MedLDA(**params, **COMMON).fit(Xtr, ytr)
+    np.testing.assert_allclose(model.components_[0, :3], topics, rtol=1e-9)
+    np.testing.assert_allclose(model.coef_[0, :3], coef, rtol=1e-9)
+    np.testing.assert_array_equal(model.predict_proba(Xte[:3])[:, 1], proba)
+
+
 def test_multiclass_both_formulations():
     # seed 1: classes of 306 / 121 / 173 documents (the Crammer-Singer label model can leave a
     # class empty for other seeds)

@@ -304,10 +304,10 @@ class MedLDA(ClassifierMixin, TransformerMixin, CountInputMixin, RegBayesEstimat
         k_init, k_run, k_refit = jax.random.split(self._fit_key(), 3)
         init_seed, self._inference_seed = (int(s) for s in host_seeds(k_init, 2))
         data, module = self._algorithm_data(doc_ptr, words, y_sign, codes, batch_size, n_iter, multi_class)
-        self._store_settings(batch_size=batch_size, multi_class=multi_class, topic_step_size=None,
-                             classifier_step_size=None)
-        if self.sampler == "ssgrld":
-            self._store_settings(topic_step_size=data.topic_step, classifier_step_size=data.classifier_step)
+        ssgrld = self.sampler == "ssgrld"
+        self._store_settings(batch_size=batch_size, multi_class=multi_class,
+                             topic_step_size=data.topic_step if ssgrld else None,
+                             classifier_step_size=data.classifier_step if ssgrld else None)
         algorithm = Algorithm(module.step, f"MedLDA[{self.sampler}]", compile=module.compile_kernels,
                               check=module.divergence_check(data))
         result, topics = self._run(algorithm, module, module.init(init_seed, data), data, k_run, n_iter)
