@@ -87,3 +87,15 @@ def test_model_check_and_compile_time_apart():
     with pytest.raises(DivergenceError, match="iteration 2: too large"):
         run(algorithm, 0.0, 1.0, jax.random.key(0), n_iter=5)
     assert compiled == [0.0]
+
+
+def test_monitor_sees_the_sampling_wall_time_and_can_stop():
+    seen = []
+
+    def monitor(t, state, info, wall_time):
+        seen.append(wall_time)
+        return t == 4
+
+    result = run(Algorithm(_halving, "halving"), 0.0, 1.0, jax.random.key(0), n_iter=10, monitor=monitor)
+    assert result.stopped_early and result.n_iter == 5
+    np.testing.assert_array_equal(seen, result.wall_time)

@@ -338,12 +338,11 @@ def test_sklearn_checks(estimator, check):
 def test_padding_rows_leaves_the_ssgrld_update_unchanged():
     """Zero feature rows (the compile-size padding) add nothing to the eta subgradient and do
     not touch Phi: the update is bitwise the same."""
-    import jax
     import jax.numpy as jnp
 
-    from regbayes.precision import enable_x64
     from regbayes.algorithms.medlda_gibbs import pad_rows
     from regbayes.algorithms.medlda_ssgrld import ssgrld_update
+    from regbayes.precision import enable_x64
     from regbayes.samplers.sgld import SGLDState
 
     rng = np.random.default_rng(0)
