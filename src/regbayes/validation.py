@@ -71,3 +71,34 @@ def check_finite_features(X):
             raise ValueError("X contains NaN or infinity (in the stored sparse entries); clean or impute it first")
         row, col = np.argwhere(bad)[0][:2] if values.ndim == 2 else (np.argwhere(bad)[0][0], 0)
         raise ValueError(f"X contains NaN or infinity (first at row {row}, column {col}); clean or impute it first")
+
+
+def is_text(X) -> bool:
+    """Whether ``X`` is a collection of raw documents (strings) rather than a matrix.
+
+    A single string is refused: a list of documents is meant."""
+    if sp.issparse(X) or isinstance(X, np.ndarray) and X.dtype.kind not in "OU":
+        return False
+    if isinstance(X, str):
+        raise ValueError("X is a single string; pass a list of documents")
+    try:
+        first = next(iter(X))
+    except (TypeError, StopIteration):
+        return False
+    return isinstance(first, str)
+
+
+def check_counts(X, model: str = "MedLDA"):
+    """CSR int64 copy of a word-count matrix (duplicates summed, zeros dropped); refuses
+    negative, non-integer or non-finite counts, naming ``model`` in the message."""
+    values = X.data if sp.issparse(X) else np.asarray(X)
+    if values.size and not np.all(np.isfinite(values)):
+        raise ValueError(f"X contains NaN or infinity; {model} needs word counts")
+    if values.size and values.min() < 0:
+        raise ValueError(f"Negative values in data passed to {model}: X contains negative counts; word counts must be >= 0")
+    if values.size and np.any(values != np.round(values)):
+        raise ValueError(f"X contains non-integer counts; {model} needs integer word counts (use a CountVectorizer)")
+    X = sp.csr_matrix(X, dtype=np.int64)
+    X.sum_duplicates()
+    X.eliminate_zeros()
+    return X

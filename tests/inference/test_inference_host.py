@@ -101,3 +101,15 @@ def test_keys_and_host_seeds_compile_nothing_and_match_jax():
     assert not np.array_equal(host_seeds(make_key(8), 5), first)
     with pytest.raises(ValueError, match="seed must be in"):
         key_from_seed(-1)
+
+
+def test_monitor_sees_the_sampling_wall_time_and_can_stop():
+    seen = []
+
+    def monitor(t, state, info, wall_time):
+        seen.append(wall_time)
+        return t == 4
+
+    result = run(Algorithm(_halving, "halving"), 0.0, 1.0, jax.random.key(0), n_iter=10, monitor=monitor)
+    assert result.stopped_early and result.n_iter == 5
+    np.testing.assert_array_equal(seen, result.wall_time)

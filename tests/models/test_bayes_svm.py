@@ -6,7 +6,7 @@ import pytest
 import scipy.sparse as sp
 from sklearn.datasets import make_classification
 
-from regbayes import BayesianSVC
+from regbayes import BayesianSVC, potentials
 from regbayes.inference import DivergenceError
 
 FAST = dict(n_draws=200, n_warmup=200)
@@ -173,7 +173,7 @@ def test_ssgnht_without_warmup_keeps_the_minibatch_noise_of_its_start():
     short = dict(n_draws=2, thin=1)
     cold = BayesianSVC(sampler="ssgnht", n_warmup=0, **short).fit(X, y)
     warm = BayesianSVC(sampler="ssgnht", n_warmup=100, **short).fit(X, y)
-    sigma_ref = cold._sigma_ref(X, n)
+    sigma_ref = potentials.sigma_ref(X, cold.C, cold.prior_scale, cold.fit_intercept)
     assert warm.step_size_ == pytest.approx(0.15 * np.sqrt(100 / n))
     assert cold.initial_scale_ == pytest.approx(np.sqrt(sigma_ref))
     assert cold.step_size_ * cold.initial_scale_ == pytest.approx(warm.step_size_ * sigma_ref)

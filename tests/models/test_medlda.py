@@ -19,7 +19,10 @@ from sklearn.decomposition import LatentDirichletAllocation
 from sklearn.utils.estimator_checks import parametrize_with_checks
 
 from regbayes.datasets.topic_corpus import make_topic_corpus
-from regbayes.models.medlda import REFIT_RUNS, MedLDA, _to_proportion_units, perplexity_from
+from regbayes.models.medlda import MedLDA
+from regbayes.models.medlda_refit import to_proportion_units
+from regbayes.potentials.topics import perplexity_from
+from regbayes.samplers.defaults import REFIT_RUNS
 
 K = 5
 COMMON = dict(n_topics=K, alpha=0.1, beta=0.05, C=10.0, random_state=0)
@@ -115,6 +118,28 @@ def test_same_random_state_same_result_and_threads_do_not_matter(corpus):
     np.testing.assert_array_equal(c.components_, d.components_)
     e = MedLDA(sampler="gibbs", n_iter=3, **{**COMMON, "random_state": 1}).fit(Xtr, ytr)
     assert not np.array_equal(c.components_, e.components_)
+
+
+@pytest.mark.parametrize(
+    "params, topics, coef, proba",
+    [
+        (dict(sampler="gibbs", n_iter=3),
+         [0.0019170947384652692, 0.004679993263695311, 0.0077175338445030234],
+         [3.2216251440720685, -1.4308751530815014, -17.36878907159162], [0.0, 0.625, 1.0]),
+        (dict(sampler="ssgrld", n_iter=10, batch_size=50),
+         [0.0003296990782302988, 0.0002571563786794287, 0.005894430389687585],
+         [-9.293026236372317, 5.792692254801282, -8.986314511331978], [0.0, 1.0, 1.0]),
+    ],
+)
+def test_pinned_draws(params, topics, coef, proba, corpus):
+    """One random_state, one key: the topics, the refitted classifier's mean and the votes of
+    a short fit are pinned (float64 throughout; numba's streams and JAX's threefry keys are
+    the same on every CPU), so that a change of any random stream or update is seen."""
+    Xtr, ytr, Xte, *_ = corpus
+    model = MedLDA(**params, **COMMON).fit(Xtr, ytr)
+    np.testing.assert_allclose(model.components_[0, :3], topics, rtol=1e-9)
+    np.testing.assert_allclose(model.coef_[0, :3], coef, rtol=1e-9)
+    np.testing.assert_array_equal(model.predict_proba(Xte[:3])[:, 1], proba)
 
 
 def test_multiclass_both_formulations():
@@ -313,11 +338,11 @@ def test_sklearn_checks(estimator, check):
 def test_padding_rows_leaves_the_ssgrld_update_unchanged():
     """Zero feature rows (the compile-size padding) add nothing to the eta subgradient and do
     not touch Phi: the update is bitwise the same."""
-    import jax
     import jax.numpy as jnp
 
+    from regbayes.algorithms.medlda_gibbs import pad_rows
+    from regbayes.algorithms.medlda_ssgrld import ssgrld_update
     from regbayes.precision import enable_x64
-    from regbayes.models.medlda import _pad_rows, _ssgrld_update
     from regbayes.samplers.sgld import SGLDState
 
     rng = np.random.default_rng(0)
@@ -327,16 +352,16 @@ def test_padding_rows_leaves_the_ssgrld_update_unchanged():
         state = SGLDState(np.ones((1, 3)), np.zeros((1, 3)), np.zeros(1), np.ones((1, 3)))
         consts = [jnp.asarray(v, jnp.float64) for v in (20.0, 1.0, 1.0)]
         runs = [
-            _ssgrld_update(jax.random.key(0), theta, expected, 4.0, 0.1, 0.05, state, _pad_rows(zbar, n),
-                           _pad_rows(y, n), *consts, 0.5, crammer_singer=False)
+            ssgrld_update(0, theta, expected, 4.0, 0.1, 0.05, state, pad_rows(zbar, n),
+                          pad_rows(y, n), *consts, 0.5, crammer_singer=False)
             for n in (5, 64)
         ]
-    for part in (1, 2):  # theta, Phi as (V, K)
+    for part in (0, 1):  # theta, Phi as (V, K)
         np.testing.assert_array_equal(np.asarray(runs[0][part]), np.asarray(runs[1][part]))
-    np.testing.assert_array_equal(np.asarray(runs[0][4].position), np.asarray(runs[1][4].position))
-    theta_new = np.asarray(runs[0][1])
-    np.testing.assert_allclose(np.asarray(runs[0][2]).T, theta_new / theta_new.sum(1, keepdims=True))
-    assert bool(runs[0][3])  # finite
+    np.testing.assert_array_equal(np.asarray(runs[0][3].position), np.asarray(runs[1][3].position))
+    theta_new = np.asarray(runs[0][0])
+    np.testing.assert_allclose(np.asarray(runs[0][1]).T, theta_new / theta_new.sum(1, keepdims=True))
+    assert bool(runs[0][2])  # finite
 
 
 # ---------------------------------------------------------------- many classes, eq. 21, divergence
@@ -406,7 +431,7 @@ def test_topic_divergence_raises(corpus):
     from regbayes.inference import DivergenceError
 
     Xtr, ytr, *_ = corpus
-    with pytest.raises(DivergenceError, match="topics diverged at iteration 1;.*topic_step_size"):
+    with pytest.raises(DivergenceError, match="diverged at iteration 0: the topics diverged.*topic_step_size"):
         MedLDA(sampler="ssgrld", n_iter=5, batch_size=50, topic_step_size=1e308, **COMMON).fit(Xtr, ytr)
 
 
@@ -428,13 +453,13 @@ def test_refit_classifier_samples_eta_on_label_free_topic_proportions(corpus):
 
 
 def test_refit_draws_fold_the_standardisation_into_eta():
-    """eta from :func:`_to_proportion_units` gives the standardised classifier's discriminant
+    """eta from :func:`to_proportion_units` gives the standardised classifier's discriminant
     on every point of the simplex (exact up to rounding)."""
     rng = np.random.default_rng(0)
     S, M, K = 3, 4, 6
     w, b = rng.normal(size=(S, M, K)), rng.normal(size=(S, M))
     mean, scale = rng.dirichlet(np.ones(K)), rng.uniform(0.05, 0.3, size=K)
     x = rng.dirichlet(np.ones(K), size=20)
-    eta = _to_proportion_units(w, b, mean, scale)
+    eta = to_proportion_units(w, b, mean, scale)
     expected = np.einsum("smk,dk->sdm", w, (x - mean) / scale) + b[:, None, :]
     np.testing.assert_allclose(np.einsum("smk,dk->sdm", eta, x), expected, rtol=1e-12, atol=1e-12)

@@ -151,12 +151,13 @@ def lda_bayes_svm_accuracy(lda, X_train, y_train, X_test, y_test, *, random_stat
     from sklearn.preprocessing import StandardScaler
 
     from ..models.bayes_svm import BayesianSVC
-    from ..models.medlda import REFIT_RUNS
+    from ..samplers.defaults import REFIT_BATCH_SIZE, REFIT_RUNS
 
     sampler = "ssgld" if len(np.unique(y_train)) > 2 else "gibbs"
     run = REFIT_RUNS[sampler]
     if sampler == "ssgld":
-        svm = BayesianSVC(sampler="ssgld", batch_size=min(100, len(y_train)), random_state=random_state, **run)
+        svm = BayesianSVC(sampler="ssgld", batch_size=min(REFIT_BATCH_SIZE, len(y_train)), random_state=random_state,
+                          **run)
     else:
         svm = BayesianSVC(sampler="gibbs", n_warmup=run["n_warmup"], n_draws=run["n_draws"], random_state=random_state)
     classifier = make_pipeline(StandardScaler(), svm).fit(lda.transform(X_train), y_train)

@@ -89,6 +89,7 @@ def run(
     draw: Callable[[Any], Any] | None = None,
     observe: Callable[[int, Any, Any], None] | None = None,
     callback: Callable[[int, Any, Any], Any] | None = None,
+    monitor: Callable[[int, Any, Any, float], Any] | None = None,
     tol: float | None = None,
     initial_objective: float | None = None,
     progress: bool = False,
@@ -102,6 +103,10 @@ def run(
         Called every iteration, counted as sampling time (running means, say).
     callback(t, state, info)
         The user's hook, not timed; a true return value stops the run.
+    monitor(t, state, info, wall_time)
+        Like ``callback`` (after it, not timed, a true return value stops the run), also
+        given the seconds of sampling up to the end of iteration ``t``
+        (``RunResult.wall_time[t]``): for records of progress against time.
     tol
         Run until converged: ``info.objective`` must exist; the run stops once
         ``|F_{t-1} - F_t| <= tol * |F_{t-1}|`` (``F_{-1}`` is ``initial_objective`` when
@@ -158,6 +163,9 @@ def run(
                     break
                 previous = objective
             if callback is not None and callback(t, state, info):
+                stopped = True
+                break
+            if monitor is not None and monitor(t, state, info, elapsed):
                 stopped = True
                 break
     finally:

@@ -14,7 +14,6 @@ same N(0, nu^2) prior as the weights.
 """
 from __future__ import annotations
 
-import math
 import warnings
 
 import jax.numpy as jnp
@@ -29,6 +28,7 @@ from sklearn.utils.validation import check_is_fitted, validate_data
 
 from ..algorithms import gibbs_svm
 from ..inference import sample, to_inference_data
+from .. import potentials
 from ..potentials import SVMData, build_potential, csr_to_padded
 from ..precision import maybe_x64
 from ..samplers import defaults, shmc, srwm, ssgld, ssgnht
@@ -182,12 +182,6 @@ class BayesianSVC(ClassifierMixin, RegBayesEstimator):
         return jnp.asarray(X)
 
     # ------------------------------------------------------------------ steps
-    def _sigma_ref(self, X, n):
-        sq = X.multiply(X).mean() if sp.issparse(X) else float(np.mean(np.square(X)))
-        if self.fit_intercept:
-            sq = (sq * X.shape[1] + 1.0) / (X.shape[1] + 1)
-        return 1.0 / math.sqrt(1.0 / self.prior_scale**2 + self.C * n * float(sq))
-
     def _kernel(self, batch_size, preconditioner):
         if self.sampler == "gibbs":
             return gibbs_svm()
@@ -226,7 +220,7 @@ class BayesianSVC(ClassifierMixin, RegBayesEstimator):
             )
         dim = d + int(self.fit_intercept)
         n_warmup, thin = defaults.run_lengths(self.sampler, self.n_warmup, self.thin)
-        sigma_ref = self._sigma_ref(X, n)
+        sigma_ref = potentials.sigma_ref(X, self.C, self.prior_scale, self.fit_intercept)
         h, preconditioner = defaults.step_schedule(
             self.sampler, schedule=self.schedule, step_size=self.step_size, n_data=n, batch_size=batch_size,
             n_params=dim, n_warmup=n_warmup, sigma_ref=sigma_ref, prior_scale=self.prior_scale,

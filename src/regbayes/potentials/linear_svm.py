@@ -14,10 +14,13 @@ switch are static.
 from __future__ import annotations
 
 import functools
+import math
 from typing import NamedTuple
 
 import jax
 import jax.numpy as jnp
+import numpy as np
+import scipy.sparse as sp
 
 from . import features
 from .hinge import binary_hinge, crammer_singer_hinge
@@ -82,6 +85,31 @@ def log_lik_terms(eta, data: SVMData, idx):
 
 def n_data(data: SVMData) -> int:
     return data.y.shape[0]
+
+
+def sigma_ref(X, C, prior_scale, fit_intercept=True) -> float:
+    """``(1/nu^2 + c N E[x^2])^(-1/2)``: the Gaussian analogue of the posterior's width for
+    ``X`` (N, d) dense or sparse, where ``E[x^2]`` averages the squared features (the
+    intercept's constant 1 included with ``fit_intercept``). It sets the sampler's starting
+    scale (:func:`regbayes.samplers.defaults.start_scale`)."""
+    sq = X.multiply(X).mean() if sp.issparse(X) else float(np.mean(np.square(X)))
+    if fit_intercept:
+        sq = (sq * X.shape[1] + 1.0) / (X.shape[1] + 1)
+    return 1.0 / math.sqrt(1.0 / prior_scale**2 + C * X.shape[0] * float(sq))
+
+
+def weight_norm_bound(n_data, n_params, n_hinges, C, margin, prior_scale) -> float:
+    """Largest ``||eta||^2`` a posterior draw can plausibly have, ``eta`` of ``n_params``
+    coordinates.
+
+    ``U(eta) = ||eta||^2 / (2 nu^2) + c sum_d hinge_d >= ||eta||^2 / (2 nu^2)`` and at eta = 0
+    every hinge equals l, so ``U(0) = c |D| l n_hinges`` (``n_hinges`` hinges per datum: 1
+    for the binary and Crammer–Singer hinges, M for M one-vs-rest classifiers) bounds the
+    minimum whatever the features are. ``U`` is convex, and under a log-concave density in
+    P dimensions ``U - min U`` exceeds ``P + 10 sqrt(P)`` with negligible probability; so a
+    draw with ``||eta||^2 / (2 nu^2) > U(0) + P + 10 sqrt(P)`` means the sampler diverged."""
+    P = n_params
+    return 2.0 * prior_scale**2 * (C * n_data * margin * n_hinges + P + 10.0 * math.sqrt(P))
 
 
 @functools.lru_cache(maxsize=None)

@@ -1,0 +1,181 @@
+"""Gibbs MedLDA with data augmentation (Zhu, Chen, Perkins & Zhang 2014; paper 000, section 4
+and section 5.2's baseline) on the host-loop protocol of :func:`regbayes.inference.run`:
+``state = init(seed, data)``, ``state, info = step(seed, state, data)``, with the hooks
+:func:`compile_kernels` and :func:`divergence_check`.
+
+Theta and Phi are collapsed. One iteration is
+
+1. a collapsed Gibbs sweep over every token: the collapsed LDA term times the augmented
+   likelihood of the candidate ``zbar_d`` (paper 001, eq. 13 with ``zbar_d`` in place of
+   ``x_i``; :func:`regbayes.algorithms.lda_kernels.gibbs_medlda_sweep`, numba);
+2. ``lambda_dm^{-1} | Z, eta`` inverse Gaussian, then ``eta_m | Z, lambda`` Gaussian for each
+   binary classifier m (paper 001, eqs. 17-18; :func:`regbayes.algorithms.gibbs_svm.binary_sweep`).
+
+Several classes: one binary classifier per class sharing the topics (the multi-task
+formulation); the Crammer–Singer hinge has no data augmentation.
+
+The classifier update sees its documents padded with zero rows to a few fixed sizes
+(:func:`bucket`): zero rows change neither eq. 17 nor eq. 18, and a new corpus size then
+rarely compiles a new program.
+"""
+from __future__ import annotations
+
+from typing import NamedTuple
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+from ..potentials import weight_norm_bound
+from ..potentials.topics import collapsed_topic_word
+from ..precision import enable_x64
+from ..rng import KEY_IMPL
+from . import lda_kernels as kern
+from .gibbs_svm import binary_sweep
+
+
+def bucket(n):
+    """``n`` rounded up to one of 4 sizes per octave (at least 64): the classifier updates see
+    documents in padded blocks, so a new corpus or batch size rarely triggers a new compile
+    (about 1 s each, 3-5 s on a busy machine); the padding costs at most 25 % of the update."""
+    step = 2 ** max(6, int(n).bit_length() - 2)
+    return -(-n // step) * step
+
+
+def pad_rows(a, n, value=0):
+    """``a`` with rows appended up to ``n``. Zero feature rows leave every classifier update
+    unchanged: their hinge subgradient ``-C y x`` and their terms ``x x^T / omega``, ``y x`` of
+    eq. 18 vanish."""
+    if a.shape[0] == n:
+        return a
+    pad = np.full((n - a.shape[0], *a.shape[1:]), value, dtype=a.dtype)
+    return np.concatenate([a, pad])
+
+
+@jax.jit
+def gibbs_classifier_update(seed, eta, zbar, y_sign, C, margin, prior_scale):
+    """lambda | Z, eta then eta | Z, lambda for each binary classifier (rows of ``eta`` (M, K),
+    columns of ``y_sign`` (D, M)): paper 001 eqs. 17-18 via :func:`binary_sweep`, with the key
+    of the integer ``seed``. Returns ``(eta, inv_omega (D, M))``. Run it in float64."""
+    keys = jax.random.split(jax.random.key(seed, impl=KEY_IMPL), eta.shape[0])
+    sweep = jax.vmap(binary_sweep, in_axes=(0, 0, None, 1, None, None, None))
+    eta, inv_omega = sweep(keys, eta, zbar, y_sign, C, margin, prior_scale)
+    return eta, inv_omega.T
+
+
+class GibbsMedLDAData(NamedTuple):
+    """The corpus as flat tokens (document ``d`` owns ``words[doc_ptr[d]:doc_ptr[d+1]]``), the
+    labels as ``y_sign`` (D, M) +-1 (one column per binary classifier), the priors and the
+    hinge's constants; ``y_sign_padded`` and ``constants`` are their float64 JAX forms."""
+
+    doc_ptr: np.ndarray
+    words: np.ndarray
+    lengths: np.ndarray
+    y_sign: np.ndarray
+    n_topics: int
+    n_words: int
+    alpha: float
+    beta: float
+    C: float
+    margin: float
+    prior_scale: float
+    rows: int
+    y_sign_padded: jnp.ndarray
+    constants: tuple
+
+
+class GibbsMedLDAState(NamedTuple):
+    """Topic assignments ``z`` and their count tables ``ndk`` (D, K), ``nwk`` (V, K), ``nk``
+    (K,); classifier weights ``eta`` (M, K) and augmentation variables ``inv_omega`` (D, M);
+    documents and tokens swept so far."""
+
+    z: np.ndarray
+    ndk: np.ndarray
+    nwk: np.ndarray
+    nk: np.ndarray
+    eta: np.ndarray
+    inv_omega: np.ndarray
+    n_docs: int
+    n_tokens: int
+
+
+class GibbsMedLDAInfo(NamedTuple):
+    n_docs: int  # documents swept so far (cumulative)
+    n_tokens: int  # tokens swept so far (cumulative)
+
+
+def make_data(doc_ptr, words, y_sign, *, n_topics, n_words, alpha, beta, C, margin, prior_scale):
+    """:class:`GibbsMedLDAData` of a corpus (empty documents removed beforehand)."""
+    rows = bucket(y_sign.shape[0])
+    with enable_x64():
+        y_sign_padded = jnp.asarray(pad_rows(np.asarray(y_sign, np.float64), rows))
+        constants = tuple(jnp.asarray(v, jnp.float64) for v in (C, margin, prior_scale))
+    return GibbsMedLDAData(doc_ptr, words, np.diff(doc_ptr).astype(np.float64), np.asarray(y_sign, np.float64),
+                           int(n_topics), int(n_words), float(alpha), float(beta), float(C), float(margin),
+                           float(prior_scale), rows, y_sign_padded, constants)
+
+
+def init(seed, data: GibbsMedLDAData) -> GibbsMedLDAState:
+    """Uniform random topics (stream ``seed``), eta = 0, every ``1/lambda`` = 1."""
+    K, V = data.n_topics, data.n_words
+    D, M = data.y_sign.shape
+    z = kern.random_assignments(data.words.shape[0], K, int(seed))
+    ndk, nwk, nk = kern.count_tables(data.doc_ptr, data.words, z, K, V)
+    return GibbsMedLDAState(z, ndk, nwk, nk, np.zeros((M, K)), np.ones((D, M)), 0, 0)
+
+
+def step(seed, state: GibbsMedLDAState, data: GibbsMedLDAData):
+    """One iteration (module docstring): the token sweep, then lambda and eta."""
+    z, ndk, nwk, nk = kern.gibbs_medlda_sweep(
+        data.doc_ptr, data.words, state.z, state.ndk, state.nwk, state.nk, state.eta, data.y_sign,
+        state.inv_omega, data.alpha, data.beta, data.C, data.margin, seed,
+    )
+    zbar = pad_rows(ndk / data.lengths[:, None], data.rows)
+    with enable_x64():
+        eta, inv_omega = gibbs_classifier_update(seed, state.eta, zbar, data.y_sign_padded, *data.constants)
+        # copies: the sweep is compiled for writable arrays (read-only ones are another type)
+        eta = np.array(eta)
+        inv_omega = np.array(np.asarray(inv_omega)[: data.y_sign.shape[0]])
+    n_docs = state.n_docs + data.y_sign.shape[0]
+    n_tokens = state.n_tokens + data.words.shape[0]
+    return GibbsMedLDAState(z, ndk, nwk, nk, eta, inv_omega, n_docs, n_tokens), GibbsMedLDAInfo(n_docs, n_tokens)
+
+
+def topic_word(state: GibbsMedLDAState, data: GibbsMedLDAData):
+    """The topics (K, V) of the current counts: ``(n_kw + beta) / (n_k + V beta)``."""
+    return collapsed_topic_word(state.nwk, state.nk, data.beta)
+
+
+def compile_kernels(state: GibbsMedLDAState, data: GibbsMedLDAData):
+    """Compile the classifier update and load (or compile) the numba sweep on one document."""
+    n_first = int(data.doc_ptr[1])
+    kern.gibbs_medlda_sweep(data.doc_ptr[:2], data.words[:n_first], state.z[:n_first], state.ndk[:1], state.nwk,
+                            state.nk, state.eta, data.y_sign[:1], state.inv_omega[:1], data.alpha, data.beta, data.C,
+                            data.margin, 0)
+    with enable_x64():
+        zbar = np.zeros((data.rows, data.n_topics))
+        jax.block_until_ready(gibbs_classifier_update(0, state.eta, zbar, data.y_sign_padded, *data.constants))
+
+
+def coef_divergence(eta, bound, parameter):
+    """The message of a classifier whose weights left the posterior (non-finite, or
+    ``||eta||^2`` beyond ``bound``), naming the ``parameter`` to lower; None otherwise."""
+    norm2 = float(np.sum(np.square(eta)))
+    if np.isfinite(norm2) and norm2 <= bound:
+        return None
+    return (f"the classifier weights diverged (||eta||^2 = {norm2:.3g}, beyond the {bound:.3g} no posterior "
+            f"draw reaches); use a smaller {parameter}")
+
+
+def divergence_check(data: GibbsMedLDAData):
+    """``check(state, info)`` for :class:`regbayes.inference.Algorithm`: a message when
+    ``||eta||^2`` leaves the bound of :func:`regbayes.potentials.weight_norm_bound` (M hinges
+    per document), naming ``C``, which scales the hinge (the sampler has no step size)."""
+    D, M = data.y_sign.shape
+    bound = weight_norm_bound(D, M * data.n_topics, M, data.C, data.margin, data.prior_scale)
+
+    def check(state, info):
+        del info
+        return coef_divergence(state.eta, bound, "C")
+
+    return check

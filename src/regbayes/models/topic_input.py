@@ -1,0 +1,62 @@
+"""Word-count input of the topic-model estimators: a document-term count matrix (dense or
+scipy.sparse) or raw texts turned into counts by a ``CountVectorizer``; empty documents
+dropped from training with a warning."""
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+from sklearn.base import clone
+from sklearn.feature_extraction.text import CountVectorizer
+from sklearn.utils.multiclass import check_classification_targets
+from sklearn.utils.validation import column_or_1d, validate_data
+
+from ..validation import check_counts, is_text
+
+
+class CountInputMixin:
+    """``_counts(X, fit)`` and ``_training_documents(X, y)`` for an estimator with a
+    ``vectorizer`` parameter (None: ``CountVectorizer(stop_words="english")``); the fitted
+    copy is ``vectorizer_``. The error messages name the class."""
+
+    def _counts(self, X, fit):
+        """Validated CSR counts from a count matrix or raw texts (``vectorizer_`` fitted on them)."""
+        if is_text(X):
+            texts = list(X)
+            if fit:
+                for stale in ("n_features_in_", "feature_names_in_"):
+                    if hasattr(self, stale):
+                        delattr(self, stale)
+                base = self.vectorizer if self.vectorizer is not None else CountVectorizer(stop_words="english")
+                self.vectorizer_ = clone(base)
+                return check_counts(self.vectorizer_.fit_transform(texts), type(self).__name__)
+            if not hasattr(self, "vectorizer_"):
+                raise ValueError(f"this {type(self).__name__} was fitted on a count matrix; pass a count matrix, not texts")
+            return check_counts(self.vectorizer_.transform(texts), type(self).__name__)
+        if not fit and hasattr(self, "vectorizer_"):
+            raise ValueError(f"this {type(self).__name__} was fitted on raw texts; pass texts (a list of strings)")
+        if fit and hasattr(self, "vectorizer_"):
+            del self.vectorizer_
+        X = validate_data(self, X, accept_sparse="csr", dtype="numeric", reset=fit, ensure_all_finite=False)
+        return check_counts(X, type(self).__name__)
+
+    def _training_documents(self, X, y):
+        """Counts and labels with the empty documents dropped (with a warning)."""
+        if y is None:
+            raise ValueError(f"{type(self).__name__} requires y to be passed, but the target y is None")
+        counts = self._counts(X, fit=True)
+        y = column_or_1d(y, warn=True)
+        if y.shape[0] != counts.shape[0]:
+            raise ValueError(f"X has {counts.shape[0]} documents but y has {y.shape[0]} labels")
+        check_classification_targets(y)
+        if counts.shape[1] == 0:
+            raise ValueError("empty vocabulary: X has no columns (no words)")
+        empty = np.asarray(counts.sum(axis=1)).ravel() == 0
+        if empty.all():
+            raise ValueError("every document is empty (no words): nothing to learn topics from")
+        if empty.any():
+            warnings.warn(
+                f"{int(empty.sum())} empty documents (no words) dropped from training", UserWarning, stacklevel=3
+            )
+            counts, y = counts[~empty], y[~empty]
+        return counts, y
