@@ -74,7 +74,7 @@ from competitors.blackjax_sgld import run_blackjax_sgld, throughput_blackjax  # 
 from competitors.numpyro_nuts import run_numpyro_nuts  # noqa: E402
 from competitors.sklearn_linear_svc import run_linear_svc  # noqa: E402
 from harness import environment, finish_environment, interleaved, log, write_json  # noqa: E402
-from library_internals import default_step, default_thin  # noqa: E402
+from svm_runners import default_step, default_thin  # noqa: E402
 from metrics import accuracy, evaluate, min_ess, seed_spread  # noqa: E402
 from svm_data import make_data, sigma_ref, svm_data  # noqa: E402
 from svm_profile import profile_step_cost  # noqa: E402

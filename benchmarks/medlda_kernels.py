@@ -5,17 +5,17 @@ from __future__ import annotations
 
 import numpy as np
 from harness import timed
-from library_internals import lda_kernels
+from regbayes.algorithms import lda_kernels
 
 
 def tokens(X):
-    return lda_kernels().tokens_from_counts(X.tocsr())
+    return lda_kernels.tokens_from_counts(X.tocsr())
 
 
 def numba_collapsed_sweep(X, y, K, M, alpha, beta, seed):
     """``gibbs_medlda_sweep`` with M binary classifiers (M = 0: collapsed LDA). The values
     of eta, labels and 1/omega do not change the work per token."""
-    kern = lda_kernels()
+    kern = lda_kernels
 
     doc_ptr, words = tokens(X)
     D, V = X.shape
@@ -47,7 +47,7 @@ def numba_fixed_topic_sweep(X, y, K, M, alpha, threads, seed, n_sweeps=4, n_burn
 
     import numba
 
-    kern = lda_kernels()
+    kern = lda_kernels
 
     doc_ptr, words = tokens(X)
     D, V = X.shape

@@ -7,7 +7,7 @@ import time
 import numpy as np
 from competitors.blackjax_sgld import sgld_on_potential
 from harness import interleaved, markdown_header, markdown_row
-from library_internals import as_schedule
+from regbayes.schedules import as_schedule
 from svm_data import make_data, svm_data
 
 

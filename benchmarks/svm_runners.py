@@ -6,9 +6,36 @@ import inspect
 import time
 
 import numpy as np
-from library_internals import default_step, no_warmup_initial_scale
 from svm_data import sigma_ref
 
+from regbayes.potentials import sigma_ref as design_sigma_ref
+from regbayes.samplers import defaults
+
+
+
+def default_step(sampler, X, batch_size, hyper, n_warmup=None):
+    """The step ``BayesianSVC`` picks by default for these data and warm-up length
+    (:func:`regbayes.samplers.defaults.step_schedule`; the AdaGrad step for ssgld)."""
+    n = X.shape[0]
+    n_warmup, _ = defaults.run_lengths(sampler, n_warmup)
+    h, _ = defaults.step_schedule(
+        sampler, schedule="adagrad", n_data=n, batch_size=min(batch_size, n), n_params=X.shape[1] + 1,
+        n_warmup=n_warmup, sigma_ref=design_sigma_ref(X, hyper["C"], hyper["prior_scale"]),
+        prior_scale=hyper["prior_scale"],
+    )
+    return float(h)
+
+
+def default_thin(sampler):
+    """``BayesianSVC``'s default thinning (``SAMPLER_DEFAULTS[sampler].thin``)."""
+    return defaults.SAMPLER_DEFAULTS[sampler].thin
+
+
+def no_warmup_initial_scale(sampler, X, batch_size, step_size, hyper):
+    """The scale of the starting transform ``T0 = scale * I`` of a run without warm-up
+    (:func:`regbayes.samplers.defaults.start_scale`)."""
+    del batch_size, step_size
+    return defaults.start_scale(sampler, design_sigma_ref(X, hyper["C"], hyper["prior_scale"]), hyper["prior_scale"])
 
 def run_regbayes(sampler, X, y, *, n_warmup, n_draws, thin, batch_size, seed, hyper, step_size=None, estimator=None):
     from regbayes import BayesianSVC

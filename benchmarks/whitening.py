@@ -21,9 +21,10 @@ import arviz as az
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))  # sibling modules, also under runpy
 from harness import markdown_header, markdown_row, timed  # noqa: E402
-from library_internals import dense_transform_max, fig8_synthetic_corpus, forced_dense_transform_max  # noqa: E402
+from library_internals import fig8_synthetic_corpus, forced_dense_transform_max  # noqa: E402
 
 from regbayes import BayesianSVC, MedLDA  # noqa: E402
+from regbayes.inference.driver import DENSE_TRANSFORM_MAX  # noqa: E402
 
 
 def main(argv=None):
@@ -36,7 +37,7 @@ def main(argv=None):
         topics = MedLDA(n_topics=20, sampler="gibbs", n_iter=40, random_state=0).fit(corpus["X_train"], corpus["y_train"])
     Z_train, Z_test = topics.transform(corpus["X_train"]), topics.transform(corpus["X_test"])
     P = 20 * len(set(corpus["y_train"]))
-    print(f"P = {P} coordinates; DENSE_TRANSFORM_MAX = {dense_transform_max()}\n")
+    print(f"P = {P} coordinates; DENSE_TRANSFORM_MAX = {DENSE_TRANSFORM_MAX}\n")
     print(markdown_header(["transform", "seed", "test accuracy", "fit s", "min bulk ESS"]))
     for name, limit in (("dense", P), ("diagonal", P - 1)):
         with forced_dense_transform_max(limit):

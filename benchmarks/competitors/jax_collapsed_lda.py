@@ -5,7 +5,7 @@ from __future__ import annotations
 import time
 
 import numpy as np
-from library_internals import lda_kernels
+from regbayes.algorithms import lda_kernels
 
 
 def jax_collapsed_sweep(X, K, alpha, beta, seed):
@@ -15,7 +15,7 @@ def jax_collapsed_sweep(X, K, alpha, beta, seed):
     import jax
     import jax.numpy as jnp
 
-    doc_ptr, words = lda_kernels().tokens_from_counts(X.tocsr())
+    doc_ptr, words = lda_kernels.tokens_from_counts(X.tocsr())
     D, V = X.shape
     docs = np.repeat(np.arange(D, dtype=np.int32), np.diff(doc_ptr))
     N = words.shape[0]

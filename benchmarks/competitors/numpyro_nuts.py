@@ -7,7 +7,7 @@ import math
 import time
 
 import numpy as np
-from library_internals import full_data_value_and_subgrad
+from regbayes.potentials.linear_svm import value_and_subgrad as full_data_value_and_subgrad
 
 
 def run_numpyro_nuts(data, *, n_warmup, n_samples, seed, init_step, limit_s, chunk=25):

@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 from regbayes.datasets.topic_corpus import make_topic_corpus
-from regbayes.experiments._topic_baseline import (
+from regbayes.experiments.topic_baseline import (
     BASELINE_CONFIG,
     lda_bayes_svm_accuracy,
     lda_svm_pipeline,

@@ -16,10 +16,10 @@ snapshot's cumulative documents processed and sampling wall time (snapshot and t
 scoring time excluded). A Gibbs sweep processes every training document; an SSGRLD
 iteration processes ``batch_size``. The baseline curve is online LDA (minibatches of
 the same size) followed by a LinearSVC fitted at each checkpoint
-(:func:`regbayes.experiments._topic_baseline.online_lda_svm_curve`); the batch LDA +
+(:func:`regbayes.experiments.topic_baseline.online_lda_svm_curve`); the batch LDA +
 LinearSVC pipeline's accuracy is drawn as a dashed line. The table adds the same batch LDA
 stage with the classifier that ``MedLDA(refit_classifier=True)`` predicts with
-(:func:`regbayes.experiments._topic_baseline.lda_bayes_svm_accuracy`), which separates what
+(:func:`regbayes.experiments.topic_baseline.lda_bayes_svm_accuracy`), which separates what
 MedLDA's supervised topics add from what that classifier adds.
 
 The summary also measures the issue's targets: the documents processed and wall time
@@ -291,7 +291,7 @@ def run(
     """
     from ..validation import check_int
     from ..plotting import accuracy_vs_progress
-    from ._topic_baseline import BASELINE_CONFIG, lda_bayes_svm_accuracy, lda_svm_pipeline, online_lda_svm_curve
+    from .topic_baseline import BASELINE_CONFIG, lda_bayes_svm_accuracy, lda_svm_pipeline, online_lda_svm_curve
 
     start = time.perf_counter()
     unknown = sorted(set(methods) - set(METHODS))
