@@ -37,6 +37,7 @@ import numpy as np
 from ..potentials import niw
 from ..potentials.component_svm import component_whitening, group_members
 from ..rng import key_from_seed
+from ..samplers import defaults
 from . import crp_kernels
 from .crp_kernels import crp_sweep
 from .isvm_gibbs import gibbs_eta_step
@@ -201,18 +202,20 @@ def z_step(seed: int, state: ISVMState, data: ISVMData, n_auxiliary: int):
 
 
 def infinite_svm(sampler: str = "gibbs", *, n_auxiliary: int = 2, batch_size: int = 100, n_inner: int = 20,
-                 step_size: float | None = None, noise_step_factor: float = 1.0) -> Callable:
+                 step_size: float | None = None,
+                 noise_step_factor: float = defaults.COMPONENT_NOISE_STEP_FACTOR) -> Callable:
     """``step(seed, state, data) -> (state, info)``: one iteration, z | eta then eta | z.
 
     ``sampler`` picks the eta | z step; ``batch_size``, ``n_inner`` (SSGNHT steps per
-    iteration), ``step_size`` (the base step) and ``noise_step_factor`` configure
-    ``"ssgnht"`` (:mod:`regbayes.algorithms.isvm_ssgnht`). ``seed`` seeds the numba sweep
-    and, as a JAX key (:func:`regbayes.rng.key_from_seed`), the eta step.
+    iteration), ``step_size`` (the base step; default SSGNHT's ``relative_step`` in
+    :data:`regbayes.samplers.defaults.SAMPLER_DEFAULTS`) and ``noise_step_factor``
+    configure ``"ssgnht"`` (:mod:`regbayes.algorithms.isvm_ssgnht`). ``seed`` seeds the
+    numba sweep and, as a JAX key (:func:`regbayes.rng.key_from_seed`), the eta step.
     """
     if sampler not in SAMPLERS:
         raise ValueError(f"unknown sampler {sampler!r}; choose one of {SAMPLERS}")
-    if sampler == "ssgnht" and step_size is None:
-        raise ValueError("sampler='ssgnht' needs a step_size")
+    if step_size is None:
+        step_size = defaults.SAMPLER_DEFAULTS["ssgnht"].relative_step
 
     def step(seed, state: ISVMState, data: ISVMData):
         start = time.perf_counter()
