@@ -59,7 +59,8 @@ def test_padded_block_equals_unpadded_sweep():
         eta = jnp.asarray(rng.normal(size=(L, D)))
         hyper = [jnp.asarray(v, jnp.float64) for v in (2.0, 1.0, 1.5)]
         padded = gibbs_component_sweep(key, eta, jnp.asarray(X), jnp.asarray(Y), jnp.arange(B) < n_k, *hyper)
-        alone = gibbs_component_sweep(key, eta, jnp.asarray(X[:n_k]), jnp.asarray(Y[:, :n_k]), jnp.ones(n_k, bool), *hyper)
+        alone = gibbs_component_sweep(key, eta, jnp.asarray(X[:n_k]), jnp.asarray(Y[:, :n_k]), jnp.ones(n_k, bool),
+                                      *hyper)
     np.testing.assert_allclose(np.asarray(padded), np.asarray(alone), rtol=1e-10, atol=1e-12)
 
 

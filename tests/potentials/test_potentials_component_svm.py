@@ -51,7 +51,8 @@ def test_exact_potential_is_the_members_svm_potential():
         eta = jnp.asarray([0.3, -0.7, 0.2])
         for k in range(3):
             data = _rows(X, y, members, starts, counts, k)
-            own = linear_svm.SVMData(jnp.asarray(X[z == k]), jnp.asarray(y[z == k]), data.C, data.margin, data.prior_scale)
+            own = linear_svm.SVMData(jnp.asarray(X[z == k]), jnp.asarray(y[z == k]), data.C, data.margin,
+                                     data.prior_scale)
             u, g = potential.value_and_subgrad(eta, data)
             u_ref, g_ref = linear_svm.value_and_subgrad(eta, own)
             np.testing.assert_allclose(float(u), float(u_ref), rtol=1e-12)

@@ -52,7 +52,8 @@ def pad_states(states, capacity):
     if extra <= 0:
         return states
     zero = jnp.zeros((extra,) + states.position.shape[1:], states.position.dtype)
-    placeholder = jax.vmap(jax.vmap(lambda p: ssgnht(component_potential(1), initial_momentum="zero").init(None, p, None)))(zero)
+    at_rest = ssgnht(component_potential(1), initial_momentum="zero")
+    placeholder = jax.vmap(jax.vmap(lambda p: at_rest.init(None, p, None)))(zero)
     eye = jnp.eye(zero.shape[-1], dtype=zero.dtype)
     placeholder = placeholder._replace(transform=jnp.broadcast_to(eye, zero.shape[:2] + eye.shape))
     return jax.tree_util.tree_map(lambda a, b: jnp.concatenate([a, b]), states, placeholder)

@@ -51,7 +51,7 @@ from sklearn.utils.validation import check_is_fitted, validate_data
 
 from ..algorithms import isvm
 from ..inference import Algorithm, run
-from ..potentials import niw as _niw
+from ..potentials import niw
 from ..precision import maybe_x64
 from ..rng import host_seeds
 from ..samplers.defaults import COMPONENT_NOISE_STEP_FACTOR, SAMPLER_DEFAULTS
@@ -228,7 +228,7 @@ class InfiniteSVC(ClassifierMixin, RegBayesEstimator):
 
     def _prior(self, X):
         try:
-            return _niw.default_prior(X, self.niw_kappa, self.niw_dof, self.niw_covariance, self.niw_mean)
+            return niw.default_prior(X, self.niw_kappa, self.niw_dof, self.niw_covariance, self.niw_mean)
         except ValueError as exc:  # name the estimator's parameter
             message = str(exc).replace("the NIW covariance", "niw_covariance").replace("the NIW mean", "niw_mean")
             raise ValueError(message) from None
@@ -344,9 +344,9 @@ class InfiniteSVC(ClassifierMixin, RegBayesEstimator):
         logw = np.empty((X.shape[0], len(active) + 1))
         for j, k in enumerate(active):
             n_k = self.component_sizes_[s, k]
-            post = _niw.NIW(self._component_means[s, k], self.prior_.kappa + n_k, self.prior_.dof + n_k, self._component_chols[s, k])
-            logw[:, j] = math.log(n_k) + _niw.log_predictive(post, X)
-        logw[:, -1] = math.log(self.alpha) + _niw.log_predictive(self.prior_, X)
+            post = niw.NIW(self._component_means[s, k], self.prior_.kappa + n_k, self.prior_.dof + n_k, self._component_chols[s, k])
+            logw[:, j] = math.log(n_k) + niw.log_predictive(post, X)
+        logw[:, -1] = math.log(self.alpha) + niw.log_predictive(self.prior_, X)
         logw -= logw.max(axis=1, keepdims=True)
         w = np.exp(logw)
         return active, w / w.sum(axis=1, keepdims=True)
