@@ -18,7 +18,7 @@ import pytest
 
 from regbayes.algorithms import isvm
 from regbayes.algorithms.isvm_gibbs import MIN_BLOCK, block_size, gibbs_component_sweep, gibbs_eta_step
-from regbayes.algorithms.isvm_ssgnht import component_steps, pad_states
+from regbayes.algorithms.isvm_ssgnht import component_steps, pad_states, rest_states
 from regbayes.inference import Algorithm, DivergenceError, run
 from regbayes.potentials import niw
 from regbayes.potentials.component_svm import group_members
@@ -99,33 +99,42 @@ def test_grow_keeps_the_state(sampler):
     X, y = _blobs()
     with maybe_x64(sampler == "gibbs"):
         data = _data(X, y, dtype=np.float32 if sampler == "ssgnht" else np.float64)
-    z = np.repeat(np.arange(6), 15) % 3
-    state = isvm.init(jax.random.key(0), data, z, sampler, capacity=4)
+        state = isvm.init(data, np.repeat(np.arange(6), 15), capacity=8)
+        if sampler == "ssgnht":  # SSGNHT states exist after the first eta step
+            step = isvm.infinite_svm(sampler, batch_size=5, n_inner=2)
+            state, _ = step(0, state, data)
+            assert state.sgnht.position.shape[0] == state.capacity
+    K = state.capacity
     state = state._replace(eta=np.random.default_rng(0).normal(size=state.eta.shape))
-    grown = isvm.grow(state, 8, data.prior)
-    assert grown.capacity == 8 and grown.counts.shape == (8,) and grown.eta.shape[0] == 8
+    grown = isvm.grow(state, 2 * K, data.prior)
+    assert grown.capacity == 2 * K and grown.counts.shape == (2 * K,) and grown.eta.shape[0] == 2 * K
     np.testing.assert_array_equal(grown.z, state.z)
     for name in ("counts", "means", "chols", "eta"):
-        np.testing.assert_array_equal(getattr(grown, name)[:4], getattr(state, name))
-    np.testing.assert_array_equal(grown.counts[4:], 0)
-    np.testing.assert_array_equal(grown.eta[4:], 0.0)
-    np.testing.assert_array_equal(grown.means[4:], np.broadcast_to(data.prior.mean, (4, 2)))
-    np.testing.assert_array_equal(grown.chols[4:], np.broadcast_to(data.prior.chol, (4, 2, 2)))
+        np.testing.assert_array_equal(getattr(grown, name)[:K], getattr(state, name))
+    np.testing.assert_array_equal(grown.counts[K:], 0)
+    np.testing.assert_array_equal(grown.eta[K:], 0.0)
+    np.testing.assert_array_equal(grown.means[K:], np.broadcast_to(data.prior.mean, (K, 2)))
+    np.testing.assert_array_equal(grown.chols[K:], np.broadcast_to(data.prior.chol, (K, 2, 2)))
     if sampler == "ssgnht":
         for old, new in zip(state.sgnht, grown.sgnht):
-            assert new.shape[0] == 8
-            np.testing.assert_array_equal(np.asarray(new[:4]), np.asarray(old))
-        np.testing.assert_array_equal(np.asarray(grown.sgnht.momentum[4:]), 0.0)
+            assert new.shape[0] == 2 * K
+            np.testing.assert_array_equal(np.asarray(new[:K]), np.asarray(old))
+        np.testing.assert_array_equal(np.asarray(grown.sgnht.momentum[K:]), 0.0)
     else:
         assert grown.sgnht is None
     with pytest.raises(ValueError, match="shrink"):
-        isvm.grow(grown, 4, data.prior)
+        isvm.grow(grown, K, data.prior)
 
 
-def test_pad_states_is_a_no_op_at_capacity():
-    X, y = _blobs()
-    state = isvm.init(jax.random.key(0), _data(X, y, np.float32), np.zeros(len(X), np.int64), "ssgnht")
-    assert pad_states(state.sgnht, state.capacity) is state.sgnht
+def test_rest_states_and_padding():
+    states = rest_states(3, 2, 4, np.float32)
+    assert states.position.shape == states.momentum.shape == (3, 2, 4) and states.transform.shape == (3, 2, 4, 4)
+    assert pad_states(states, 3) is states
+    grown = pad_states(states._replace(momentum=np.ones((3, 2, 4), np.float32)), 8)
+    assert grown.position.shape == (8, 2, 4) and grown.position.dtype == np.float32
+    np.testing.assert_array_equal(grown.momentum[:3], 1.0)
+    np.testing.assert_array_equal(grown.momentum[3:], 0.0)
+    np.testing.assert_array_equal(grown.transform[5, 1], np.eye(4))
 
 
 @pytest.mark.parametrize("sampler", ["gibbs", "ssgnht"])
@@ -137,7 +146,7 @@ def test_step_grows_the_state_when_the_sweep_needs_slots(sampler):
     step = isvm.infinite_svm(sampler, step_size=0.15 if ssg else None, batch_size=5, n_inner=3)
     with maybe_x64(not ssg):
         data = _data(X, y, np.float32 if ssg else np.float64)
-        state = isvm.init(jax.random.key(1), data, np.full(len(X), -1), sampler, capacity=2)
+        state = isvm.init(data, np.full(len(X), -1), capacity=2)
         for seed in range(3):
             state, info = step(seed, state, data)
     assert state.capacity >= 8 and state.capacity in (8, 16)
@@ -156,7 +165,7 @@ def test_step_grows_the_state_when_the_sweep_needs_slots(sampler):
 def test_divergence_is_reported_by_the_driver():
     X, y = _blobs()
     data = _data(X, y, np.float32)
-    state = isvm.init(jax.random.key(0), data, np.zeros(len(X), np.int64), "ssgnht")
+    state = isvm.init(data, np.zeros(len(X), np.int64))
     step = isvm.infinite_svm("ssgnht", step_size=1e6, batch_size=5, n_inner=3)
     with pytest.raises(DivergenceError, match="lower step_size") as info:
         run(Algorithm(step, "isvm", check=isvm.check), state, data, jax.random.key(0), n_iter=3)

@@ -30,7 +30,6 @@ from __future__ import annotations
 import time
 from typing import Callable, NamedTuple
 
-import jax
 import jax.numpy as jnp
 import numpy as np
 
@@ -41,7 +40,7 @@ from ..samplers import defaults
 from . import crp_kernels
 from .crp_kernels import crp_sweep
 from .isvm_gibbs import gibbs_eta_step
-from .isvm_ssgnht import component_steps, pad_states, run_eta_step, ssgnht_init_states
+from .isvm_ssgnht import component_steps, pad_states, run_eta_step
 
 SAMPLERS = ("gibbs", "ssgnht")
 INITIAL_CAPACITY = 16  # component slots before the first doubling
@@ -90,7 +89,7 @@ class ISVMState(NamedTuple):
     """The chain: assignments ``z`` (n,) (-1: not seated yet) and ``capacity`` slots of
     ``counts`` (K,), NIW posterior ``means`` (K, d) and scale ``chols`` (K, d, d),
     classifiers ``eta`` (K, L, D) (float64 NumPy); ``sgnht`` the SSGNHT states with
-    leading axes (slot, class) (None for ``"gibbs"``); ``compiled`` the shape keys (block
+    leading axes (slot, class) (None for ``"gibbs"`` and before the first eta step); ``compiled`` the shape keys (block
     sizes, capacities) of the eta-step programs this run has compiled, whose first use a
     step times as compilation."""
 
@@ -138,11 +137,12 @@ def _capacity_for(n_components: int) -> int:
     return max(INITIAL_CAPACITY, 1 << (max(int(n_components), 1) - 1).bit_length())
 
 
-def init(key, data: ISVMData, z, sampler: str = "gibbs", capacity: int | None = None) -> ISVMState:
+def init(data: ISVMData, z, capacity: int | None = None) -> ISVMState:
     """The starting state from assignments ``z`` (all -1: the first sweep seats the data
-    one by one, as the CRP generates them). Classifiers start at 0; ``key`` draws the
-    SSGNHT momenta. ``capacity`` defaults to the smallest power of two >= 16 that holds
-    the components of ``z``."""
+    one by one, as the CRP generates them). Classifiers start at 0 and SSGNHT states at
+    None: the first eta step starts every slot from the kernel's ``init`` (eq. 14's
+    ``r_0 ~ N(0, I)``). ``capacity`` defaults to the smallest power of two >= 16 that
+    holds the components of ``z``."""
     z = np.asarray(z, np.int64)
     n_used = int(z.max()) + 1 if z.size and z.max() >= 0 else 0
     K = _capacity_for(n_used) if capacity is None else int(capacity)
@@ -156,11 +156,7 @@ def init(key, data: ISVMData, z, sampler: str = "gibbs", capacity: int | None = 
         means = np.broadcast_to(prior.mean, (K, prior.mean.shape[0])).copy()
         chols = np.broadcast_to(prior.chol, (K, *prior.chol.shape)).copy()
     eta = np.zeros((K, data.Y.shape[1], data.design.shape[1]))
-    sgnht = None
-    if sampler == "ssgnht":
-        dtype = data.hyper[0].dtype
-        sgnht = ssgnht_init_states(jax.random.split(key, eta.shape[:2]), jnp.asarray(eta, dtype))
-    return ISVMState(z, counts, means, chols, eta, sgnht, K)
+    return ISVMState(z, counts, means, chols, eta, None, K)
 
 
 def grow(state: ISVMState, capacity: int, prior: niw.NIW) -> ISVMState:

@@ -32,7 +32,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from ..potentials.component_svm import ComponentRows, component_potential
-from ..samplers.sgnht import ssgnht
+from ..samplers.sgnht import SGNHTState, ssgnht
 
 
 def ssgnht_init_states(keys, positions):
@@ -44,19 +44,25 @@ def ssgnht_init_states(keys, positions):
     return states._replace(transform=jnp.broadcast_to(eye, positions.shape[:2] + eye.shape))
 
 
+def rest_states(n_slots, n_classes, dim, dtype):
+    """Placeholder SSGNHT states for ``n_slots`` slots: position and momentum 0, identity
+    transforms, thermostat 1 (every eta step re-installs the transform and restarts the
+    thermostat, ``kernel.adapt``). A slot is used only once the z-sweep gives it a
+    classifier, and then it starts from ``kernel.init`` (``fresh`` in
+    :func:`ssgnht_eta_step`). NumPy arrays: no device program per shape."""
+    zero = np.zeros((n_slots, n_classes, dim), dtype)
+    eye = np.broadcast_to(np.eye(dim, dtype=dtype), (n_slots, n_classes, dim, dim))
+    return SGNHTState(zero, zero.copy(), np.ones((n_slots, n_classes), dtype), eye)
+
+
 def pad_states(states, capacity):
-    """Grow the slot axis of ``states`` to ``capacity``. New slots hold a placeholder at
-    rest (position 0, momentum 0, identity transform): a slot is used only once the
-    z-sweep gives it a classifier, and then it starts a new momentum (``fresh``)."""
+    """Grow the slot axis of ``states`` to ``capacity`` with :func:`rest_states`."""
     extra = capacity - states.position.shape[0]
     if extra <= 0:
         return states
-    zero = jnp.zeros((extra,) + states.position.shape[1:], states.position.dtype)
-    at_rest = ssgnht(component_potential(1), initial_momentum="zero")
-    placeholder = jax.vmap(jax.vmap(lambda p: at_rest.init(None, p, None)))(zero)
-    eye = jnp.eye(zero.shape[-1], dtype=zero.dtype)
-    placeholder = placeholder._replace(transform=jnp.broadcast_to(eye, zero.shape[:2] + eye.shape))
-    return jax.tree_util.tree_map(lambda a, b: jnp.concatenate([a, b]), states, placeholder)
+    _, n_classes, dim = states.position.shape
+    rest = rest_states(extra, n_classes, dim, states.position.dtype)
+    return SGNHTState(*(np.concatenate([np.asarray(a), b]) for a, b in zip(states, rest)))
 
 
 def _slots_and_classes(fn):
@@ -109,7 +115,8 @@ def component_steps(counts, step_size, batch_size, noise_step_factor):
 def run_eta_step(key, states, eta, fresh, counts, members, starts, steps, transforms, design, Y, hyper, n_inner,
                  batch_size, compiled=frozenset()):
     """Host side of :func:`ssgnht_eta_step`: NumPy inputs to device arrays, and the first
-    run of a capacity compiled (``lower().compile()``) and timed apart.
+    run of a capacity compiled (``lower().compile()``) and timed apart. ``states=None``
+    (no eta step yet) starts every slot from ``kernel.init``.
 
     ``eta`` (K, L, D) the classifiers after the z-sweep; ``design`` (n, D) and ``Y``
     (L, n) device arrays; ``hyper`` the arrays
@@ -117,6 +124,9 @@ def run_eta_step(key, states, eta, fresh, counts, members, starts, steps, transf
     has already compiled. Returns ``(states, compiled, compile_seconds)``.
     """
     dtype = hyper[0].dtype
+    if states is None:
+        states = rest_states(*eta.shape, dtype)
+        fresh = np.ones(eta.shape[0], bool)
     args = (states, jnp.asarray(fresh), jnp.asarray(eta, dtype), key, design, Y,
             jnp.asarray(members, jnp.int32), jnp.asarray(starts, jnp.int32), jnp.asarray(counts, jnp.int32),
             jnp.asarray(steps, dtype), jnp.asarray(transforms, dtype), *hyper, jnp.asarray(n_inner, jnp.int32))

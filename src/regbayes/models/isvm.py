@@ -41,7 +41,6 @@ import time
 import warnings
 from numbers import Integral, Real
 
-import jax
 import numpy as np
 import scipy.sparse as sp
 from sklearn.base import ClassifierMixin
@@ -53,7 +52,7 @@ from ..algorithms import isvm
 from ..inference import Algorithm, run
 from ..potentials import niw
 from ..precision import maybe_x64
-from ..rng import host_seeds
+from ..rng import host_seeds, key_from_seed
 from ..samplers.defaults import COMPONENT_NOISE_STEP_FACTOR, SAMPLER_DEFAULTS
 from ..validation import check_finite_features
 from .base import RegBayesEstimator
@@ -278,9 +277,9 @@ class InfiniteSVC(ClassifierMixin, RegBayesEstimator):
             step_size=(float(self.step_size or SAMPLER_DEFAULTS["ssgnht"].relative_step) if ssgnht else None),
             intercept_scaling=float(self.intercept_scaling or (radius if radius > 0 else 1.0)),
         )
-        key_kmeans, key_init, key_run = jax.random.split(self._fit_key(), 3)
+        seed_kmeans, seed_run = (int(s) for s in host_seeds(self._fit_key(), 2))  # the fit's two streams
         start = time.perf_counter()
-        z0 = self._initial_assignments(X, int(host_seeds(key_kmeans, 1)[0]))
+        z0 = self._initial_assignments(X, seed_kmeans)
         init_seconds = time.perf_counter() - start
         step = isvm.infinite_svm(self.sampler, n_auxiliary=self.n_auxiliary, batch_size=self.batch_size,
                                  n_inner=self.n_inner, step_size=self.step_size_,
@@ -291,8 +290,8 @@ class InfiniteSVC(ClassifierMixin, RegBayesEstimator):
                                   prior_scale=self.prior_scale, x_offset=self.x_offset_,
                                   intercept_scaling=self.intercept_scaling_,
                                   dtype=np.float32 if ssgnht else np.float64)
-            state = isvm.init(key_init, data, z0, self.sampler)
-            result = run(Algorithm(step, name, check=isvm.check), state, data, key_run, n_iter=self.n_iter,
+            state = isvm.init(data, z0)
+            result = run(Algorithm(step, name, check=isvm.check), state, data, key_from_seed(seed_run), n_iter=self.n_iter,
                          keep=range(self.n_warmup, self.n_iter), draw=isvm.draw, progress=self.progress, desc=name)
         self._store(result, d, n_classes, init_seconds)
         return self
