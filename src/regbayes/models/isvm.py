@@ -221,7 +221,8 @@ class InfiniteSVC(ClassifierMixin, RegBayesEstimator):
     def _check_data_params(self, d):
         """The checks that need the data or compare parameters."""
         if self.n_warmup >= self.n_iter:
-            raise ValueError(f"n_warmup={self.n_warmup} must be smaller than n_iter={self.n_iter} (no draws would be kept)")
+            raise ValueError(f"n_warmup={self.n_warmup} must be smaller than n_iter={self.n_iter} "
+                             f"(no draws would be kept)")
         if self.niw_dof is not None and self.niw_dof <= d + 1:
             raise ValueError(f"niw_dof must exceed n_features + 1 = {d + 1}, got {self.niw_dof}")
 
@@ -266,7 +267,10 @@ class InfiniteSVC(ClassifierMixin, RegBayesEstimator):
         self._check_data_params(d)
         codes = self._encode_labels(y)
         n_classes = len(self.classes_)
-        Y = (2.0 * codes - 1.0)[:, None] if n_classes == 2 else np.where(codes[:, None] == np.arange(n_classes), 1.0, -1.0)
+        if n_classes == 2:
+            Y = (2.0 * codes - 1.0)[:, None]
+        else:
+            Y = np.where(codes[:, None] == np.arange(n_classes), 1.0, -1.0)
         self.prior_ = self._prior(X)
         self.x_offset_ = X.mean(axis=0)
         radius = math.sqrt(float(np.mean(np.sum((X - self.x_offset_) ** 2, axis=1))))
@@ -291,8 +295,9 @@ class InfiniteSVC(ClassifierMixin, RegBayesEstimator):
                                   intercept_scaling=self.intercept_scaling_,
                                   dtype=np.float32 if ssgnht else np.float64)
             state = isvm.init(data, z0)
-            result = run(Algorithm(step, name, check=isvm.check), state, data, key_from_seed(seed_run), n_iter=self.n_iter,
-                         keep=range(self.n_warmup, self.n_iter), draw=isvm.draw, progress=self.progress, desc=name)
+            result = run(Algorithm(step, name, check=isvm.check), state, data, key_from_seed(seed_run),
+                         n_iter=self.n_iter, keep=range(self.n_warmup, self.n_iter), draw=isvm.draw,
+                         progress=self.progress, desc=name)
         self._store(result, d, n_classes, init_seconds)
         return self
 
@@ -343,7 +348,8 @@ class InfiniteSVC(ClassifierMixin, RegBayesEstimator):
         logw = np.empty((X.shape[0], len(active) + 1))
         for j, k in enumerate(active):
             n_k = self.component_sizes_[s, k]
-            post = niw.NIW(self._component_means[s, k], self.prior_.kappa + n_k, self.prior_.dof + n_k, self._component_chols[s, k])
+            post = niw.NIW(self._component_means[s, k], self.prior_.kappa + n_k, self.prior_.dof + n_k,
+                           self._component_chols[s, k])
             logw[:, j] = math.log(n_k) + niw.log_predictive(post, X)
         logw[:, -1] = math.log(self.alpha) + niw.log_predictive(self.prior_, X)
         logw -= logw.max(axis=1, keepdims=True)
