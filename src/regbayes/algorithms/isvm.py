@@ -1,0 +1,248 @@
+"""The Gibbs infinite SVM on the algorithm protocol: a Dirichlet-process mixture of
+Bayesian linear SVMs (paper 001, "Gibbs Infinite SVMs", eqs. 11-18; paper 000, section
+4.2 and Algorithm 2).
+
+Posterior (eq. 11, with ``C`` the ``c`` of paper 000: ``psi = exp(-C (l - y f)_+)``):
+
+    q(z, eta) ∝ CRP(z) prod_k [ N(eta_k; 0, nu^2 I) ∫ prod_{i: z_i = k} N(x_i; mu, Sigma) dNIW ]
+                        prod_i psi(y_i | eta_{z_i}, x~_i),
+
+one-vs-rest over ``L`` problems (``eta_k`` of shape (L, D), ``L = 1`` when binary). One
+iteration, ``step(seed, state, data) -> (state, info)`` built by :func:`infinite_svm`, is
+
+* z | eta, with (mu, Sigma) and the augmentation variables integrated out (the partially
+  collapsed step, eqs. 15-16): the numba sweep
+  :func:`regbayes.algorithms.crp_kernels.crp_sweep`, with Neal's (2000) Algorithm 8 for
+  the new-component integral of eq. 16 (exact for every ``n_auxiliary``; it also
+  supplies the new component's classifier);
+* eta | z by data augmentation (``"gibbs"``, eqs. 17-18,
+  :mod:`regbayes.algorithms.isvm_gibbs`) or by SSGNHT-within-Gibbs (``"ssgnht"``, paper
+  000 Algorithm 2, :mod:`regbayes.algorithms.isvm_ssgnht`).
+
+State: components live in ``capacity`` slots (counts, NIW posterior means and Cholesky
+factors of the scale matrices, classifiers; free slots hold the prior and a zero
+classifier). When a datum may open a component and every slot is taken the z-sweep
+doubles the buffers; :func:`grow` is that event for the whole state (the SSGNHT states
+included), and the step applies it whenever the sweep grew the buffers.
+"""
+from __future__ import annotations
+
+import time
+from typing import Callable, NamedTuple
+
+import jax.numpy as jnp
+import numpy as np
+
+from ..potentials import niw
+from ..potentials.component_svm import component_whitening, group_members
+from ..rng import key_from_seed
+from ..samplers import defaults
+from . import crp_kernels
+from .crp_kernels import crp_sweep
+from .isvm_gibbs import gibbs_eta_step
+from .isvm_ssgnht import component_steps, pad_states, run_eta_step
+
+SAMPLERS = ("gibbs", "ssgnht")
+INITIAL_CAPACITY = 16  # component slots before the first doubling
+
+
+class ISVMData(NamedTuple):
+    """What every iteration reads: data, prior and hyper-parameters.
+
+    ``X`` (n, d) the features the NIW likelihood sees; ``design`` (n, D) the classifier
+    inputs ``x~ = (x - x_offset, intercept_scaling)``; ``Y`` (n, L) +1/-1 one-vs-rest
+    labels (NumPy float64, for the numba sweep and the Gibbs blocks). ``design_dev`` and
+    ``Y_dev`` (L, n) are device copies and ``hyper`` the arrays ``(C, margin,
+    prior_scale)``, all in the eta step's dtype (see :func:`make_data`).
+    """
+
+    X: np.ndarray
+    design: np.ndarray
+    Y: np.ndarray
+    prior: niw.NIW
+    alpha: float
+    C: float
+    margin: float
+    prior_scale: float
+    x_offset: np.ndarray
+    intercept_scaling: float
+    design_dev: jnp.ndarray
+    Y_dev: jnp.ndarray
+    hyper: tuple
+
+
+def make_data(X, design, Y, prior, *, alpha, C, margin, prior_scale, x_offset, intercept_scaling, dtype) -> ISVMData:
+    """:class:`ISVMData` with device arrays of ``dtype`` (float64 needs JAX's x64 enabled,
+    as for ``sampler="gibbs"``)."""
+    X = np.ascontiguousarray(X, dtype=np.float64)
+    design = np.ascontiguousarray(design, dtype=np.float64)
+    Y = np.ascontiguousarray(Y, dtype=np.float64)
+    return ISVMData(
+        X, design, Y, prior, float(alpha), float(C), float(margin), float(prior_scale),
+        np.asarray(x_offset, np.float64), float(intercept_scaling),
+        jnp.asarray(design, dtype), jnp.asarray(Y.T, dtype),
+        tuple(jnp.asarray(v, dtype) for v in (C, margin, prior_scale)),
+    )
+
+
+class ISVMState(NamedTuple):
+    """The chain: assignments ``z`` (n,) (-1: not seated yet) and ``capacity`` slots of
+    ``counts`` (K,), NIW posterior ``means`` (K, d) and scale ``chols`` (K, d, d),
+    classifiers ``eta`` (K, L, D) (float64 NumPy); ``sgnht`` the SSGNHT states with
+    leading axes (slot, class) (None for ``"gibbs"`` and before the first eta step); ``compiled`` the shape keys (block
+    sizes, capacities) of the eta-step programs this run has compiled, whose first use a
+    step times as compilation."""
+
+    z: np.ndarray
+    counts: np.ndarray
+    means: np.ndarray
+    chols: np.ndarray
+    eta: np.ndarray
+    sgnht: object
+    capacity: int
+    compiled: frozenset = frozenset()
+
+
+class ISVMInfo(NamedTuple):
+    """Per iteration: non-empty components, seconds of the z-sweep and of the eta step
+    (compilation excluded), seconds compiling programs for new shapes."""
+
+    n_components: int
+    z_seconds: float
+    eta_seconds: float
+    compile_seconds: float
+
+
+class ISVMSSGNHTInfo(NamedTuple):
+    """:class:`ISVMInfo` and SSGNHT's base ``step_size`` (component ``k`` uses ``h_k``,
+    at most this)."""
+
+    n_components: int
+    z_seconds: float
+    eta_seconds: float
+    compile_seconds: float
+    step_size: float
+
+
+class ISVMDraw(NamedTuple):
+    """A kept draw: the slots up to the last non-empty one."""
+
+    counts: np.ndarray
+    means: np.ndarray
+    chols: np.ndarray
+    eta: np.ndarray
+
+
+def _capacity_for(n_components: int) -> int:
+    return max(INITIAL_CAPACITY, 1 << (max(int(n_components), 1) - 1).bit_length())
+
+
+def init(data: ISVMData, z, capacity: int | None = None) -> ISVMState:
+    """The starting state from assignments ``z`` (all -1: the first sweep seats the data
+    one by one, as the CRP generates them). Classifiers start at 0 and SSGNHT states at
+    None: the first eta step starts every slot from the kernel's ``init`` (eq. 14's
+    ``r_0 ~ N(0, I)``). ``capacity`` defaults to the smallest power of two >= 16 that
+    holds the components of ``z``."""
+    z = np.asarray(z, np.int64)
+    n_used = int(z.max()) + 1 if z.size and z.max() >= 0 else 0
+    K = _capacity_for(n_used) if capacity is None else int(capacity)
+    if K < n_used:
+        raise ValueError(f"capacity {K} is smaller than the {n_used} components of z")
+    prior = data.prior
+    if z.size and z[0] >= 0:
+        counts, means, chols = niw.component_posteriors(prior, data.X, z, K)
+    else:
+        counts = np.zeros(K, np.int64)
+        means = np.broadcast_to(prior.mean, (K, prior.mean.shape[0])).copy()
+        chols = np.broadcast_to(prior.chol, (K, *prior.chol.shape)).copy()
+    eta = np.zeros((K, data.Y.shape[1], data.design.shape[1]))
+    return ISVMState(z, counts, means, chols, eta, None, K)
+
+
+def grow(state: ISVMState, capacity: int, prior: niw.NIW) -> ISVMState:
+    """The state with ``capacity`` slots: the first ``state.capacity`` unchanged, the new
+    ones free (prior statistics, zero classifier, SSGNHT placeholder at rest)."""
+    if capacity < state.capacity:
+        raise ValueError(f"cannot shrink the capacity from {state.capacity} to {capacity}")
+    fresh = np.zeros(state.capacity, bool)
+    counts, means, chols, eta, _ = crp_kernels.grow(capacity, state.counts, state.means, state.chols, state.eta,
+                                                   fresh, prior.mean, prior.chol)
+    sgnht = None if state.sgnht is None else pad_states(state.sgnht, capacity)
+    return state._replace(counts=counts, means=means, chols=chols, eta=eta, sgnht=sgnht, capacity=int(capacity))
+
+
+def draw(state: ISVMState) -> ISVMDraw:
+    """The kept part of ``state``: slots up to the last non-empty one (copies)."""
+    used = int(np.flatnonzero(state.counts).max()) + 1
+    return ISVMDraw(state.counts[:used].copy(), state.means[:used].copy(), state.chols[:used].copy(),
+                    state.eta[:used].copy())
+
+
+def z_step(seed: int, state: ISVMState, data: ISVMData, n_auxiliary: int):
+    """z | eta (eqs. 15-16) by one numba sweep from fresh statistics. Returns the state
+    after the sweep (grown where the sweep doubled the buffers) and ``fresh`` (K,), the
+    slots that received a new classifier."""
+    prior = data.prior
+    counts, means, chols = state.counts, state.means, state.chols
+    if state.z[0] >= 0:  # fresh statistics: no rounding carried over from the last sweep
+        counts, means, chols = niw.component_posteriors(prior, data.X, state.z, state.capacity)
+    z, counts, means, chols, eta, fresh = crp_sweep(
+        data.X, data.design, data.Y, state.z, counts, means, chols, state.eta,
+        alpha=data.alpha, C=data.C, margin=data.margin, prior_scale=data.prior_scale,
+        prior_mean=prior.mean, prior_kappa=prior.kappa, prior_dof=prior.dof, prior_chol=prior.chol,
+        n_aux=n_auxiliary, seed=seed,
+    )
+    if counts.shape[0] != state.capacity:  # the sweep doubled the buffers
+        state = grow(state, counts.shape[0], prior)
+    return state._replace(z=z, counts=counts, means=means, chols=chols, eta=eta), fresh
+
+
+def infinite_svm(sampler: str = "gibbs", *, n_auxiliary: int = 2, batch_size: int = 100, n_inner: int = 20,
+                 step_size: float | None = None,
+                 noise_step_factor: float = defaults.COMPONENT_NOISE_STEP_FACTOR) -> Callable:
+    """``step(seed, state, data) -> (state, info)``: one iteration, z | eta then eta | z.
+
+    ``sampler`` picks the eta | z step; ``batch_size``, ``n_inner`` (SSGNHT steps per
+    iteration), ``step_size`` (the base step; default SSGNHT's ``relative_step`` in
+    :data:`regbayes.samplers.defaults.SAMPLER_DEFAULTS`) and ``noise_step_factor``
+    configure ``"ssgnht"`` (:mod:`regbayes.algorithms.isvm_ssgnht`). ``seed`` seeds the
+    numba sweep and, as a JAX key (:func:`regbayes.rng.key_from_seed`), the eta step.
+    """
+    if sampler not in SAMPLERS:
+        raise ValueError(f"unknown sampler {sampler!r}; choose one of {SAMPLERS}")
+    if step_size is None:
+        step_size = defaults.SAMPLER_DEFAULTS["ssgnht"].relative_step
+
+    def step(seed, state: ISVMState, data: ISVMData):
+        start = time.perf_counter()
+        state, fresh = z_step(seed, state, data, n_auxiliary)
+        mid = time.perf_counter()
+        key = key_from_seed(seed)
+        members, starts = group_members(state.z, state.counts)
+        if sampler == "gibbs":
+            eta, compiled, compile_seconds = gibbs_eta_step(key, state.eta, state.counts, members, starts,
+                                                            data.design, data.Y, data.hyper, state.compiled)
+            state = state._replace(eta=eta, compiled=compiled)
+        else:
+            transforms = component_whitening(state.counts, state.means, state.chols, data.prior.dof, data.x_offset,
+                                             data.intercept_scaling, data.C, data.prior_scale)
+            steps = component_steps(state.counts, step_size, batch_size, noise_step_factor)
+            sgnht, compiled, compile_seconds = run_eta_step(
+                key, state.sgnht, state.eta, fresh, state.counts, members, starts, steps, transforms,
+                data.design_dev, data.Y_dev, data.hyper, n_inner, batch_size, state.compiled)
+            state = state._replace(eta=np.asarray(sgnht.position, np.float64), sgnht=sgnht, compiled=compiled)
+        eta_seconds = time.perf_counter() - mid - compile_seconds
+        n_components = int(np.count_nonzero(state.counts))
+        if sampler == "gibbs":
+            return state, ISVMInfo(n_components, mid - start, eta_seconds, compile_seconds)
+        return state, ISVMSSGNHTInfo(n_components, mid - start, eta_seconds, compile_seconds, float(step_size))
+
+    return step
+
+
+def check(state: ISVMState, info) -> str | None:
+    """Divergence test for the driver: every classifier must be finite."""
+    if np.isfinite(state.eta).all():
+        return None
+    advice = "lower step_size" if hasattr(info, "step_size") else "check the scale of X"
+    return f"a component's classifier eta is not finite; {advice}"

@@ -1,0 +1,144 @@
+"""Potential of one mixture component's linear SVM (paper 000, section 4.2, Algorithm 2; the
+eta | z conditional of paper 001's Gibbs iSVM, eq. 11 restricted to one component).
+
+Component ``k`` of the Dirichlet-process mixture of SVMs owns the rows ``i`` with
+``z_i = k``; given the assignments its classifier ``eta_k`` has the potential
+
+    U_k(eta) = ||eta||^2 / (2 nu^2) + C sum_{i: z_i = k} (l - y_i eta^T x~_i)_+
+
+with the binary hinge of :mod:`regbayes.potentials.linear_svm` (one one-vs-rest problem).
+Its minibatch estimate (paper 000, eq. 29) draws ``D~`` of ``batch_size`` rows with
+replacement among the component's members and scales the hinge sum by ``n_k / |D~|``;
+eq. 29 draws ``D~`` from all the data and keeps the members, scaling by ``|D| / |D~|``: the
+same expectation, but a small component would then see almost no rows per step.
+
+The rows of every component live in one array: ``members`` lists row indices grouped by
+component (:func:`group_members`), so that the shapes do not depend on the partition.
+
+:func:`component_whitening` gives the linear reparameterisation ``eta = T_k u`` of the
+stochastic-gradient kernels (:mod:`regbayes.samplers.base`) for each component, from
+the Gaussian analogue of its posterior covariance.
+"""
+from __future__ import annotations
+
+import functools
+from typing import NamedTuple
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+from . import linear_svm
+from ..samplers.base import Potential
+
+
+class ComponentRows(NamedTuple):
+    """One component's rows for one one-vs-rest classifier.
+
+    ``members`` lists row indices grouped by component; the component's rows are
+    ``members[start : start + count]``. ``y`` holds +1/-1 for every row.
+    """
+
+    X: jnp.ndarray
+    y: jnp.ndarray
+    members: jnp.ndarray
+    start: jnp.ndarray
+    count: jnp.ndarray
+    C: jnp.ndarray
+    margin: jnp.ndarray
+    prior_scale: jnp.ndarray
+
+
+def group_members(z, counts):
+    """``(members, starts)``: row indices sorted by component (stable) and the offset of
+    each slot's rows in that order, for ``z`` (n,) and the slot sizes ``counts`` (K,)."""
+    # a stable integer sort of small keys is a radix sort
+    members = np.argsort(z.astype(np.int32 if counts.shape[0] > 2**15 else np.int16), kind="stable")
+    starts = np.cumsum(counts) - counts
+    return members, starts
+
+
+def _svm_rows(data: ComponentRows, idx):
+    return linear_svm.SVMData(data.X[idx], data.y[idx], data.C, data.margin, data.prior_scale)
+
+
+def _prior_terms(eta, data):
+    return 0.5 * jnp.sum(eta**2) / data.prior_scale**2, eta / data.prior_scale**2
+
+
+def _member_rows(data: ComponentRows):
+    """All rows in ``members`` order with a mask of the component's own."""
+    r = jnp.arange(data.members.shape[0])
+    inside = (r >= data.start) & (r < data.start + data.count)
+    return data.members, inside
+
+
+def value_and_subgrad(eta, data: ComponentRows):
+    """Exact ``U_k(eta)`` and its subgradient."""
+    rows, inside = _member_rows(data)
+    svm = linear_svm.SVMData(data.X[rows], jnp.where(inside, data.y[rows], 0.0), data.C, data.margin, data.prior_scale)
+    # a row with y = 0 has a constant loss C l and a zero subgradient: drop the constant
+    u, g = linear_svm.value_and_subgrad(eta, svm)
+    return u - data.C * data.margin * jnp.sum(~inside), g
+
+
+def log_lik_terms(eta, data: ComponentRows, idx):
+    """``log psi_i(eta) = -C (l - y_i eta^T x~_i)_+`` for positions ``idx`` of ``members``
+    (0 for rows outside the component)."""
+    rows, inside = _member_rows(data)
+    return jnp.where(inside[idx], linear_svm.log_lik_terms(eta, _svm_rows(data, rows), idx), 0.0)
+
+
+@functools.lru_cache(maxsize=None)
+def component_potential(batch_size: int) -> Potential:
+    """The :class:`~regbayes.samplers.base.Potential` of one component's classifier with
+    the minibatch estimate of eq. 29 taken over the component's members (``n_k / |D~|``
+    scaling; see the module docstring). Cached per ``batch_size`` so that kernels built
+    on it are the same object from fit to fit."""
+
+    def stochastic_value_and_subgrad(key, eta, data: ComponentRows):
+        j = jax.random.randint(key, (batch_size,), 0, jnp.maximum(data.count, 1))
+        idx = data.members[data.start + j]
+        u_batch, g_batch = linear_svm.value_and_subgrad(eta, _svm_rows(data, idx))
+        u_prior, g_prior = _prior_terms(eta, data)
+        scale = data.count.astype(eta.dtype) / batch_size
+        return scale * (u_batch - u_prior) + u_prior, scale * (g_batch - g_prior) + g_prior
+
+    return Potential(
+        value_and_subgrad=value_and_subgrad,
+        stochastic_value_and_subgrad=stochastic_value_and_subgrad,
+        log_prior=lambda eta, data: -_prior_terms(eta, data)[0],
+        log_lik_terms=log_lik_terms,
+        n_data=lambda data: data.members.shape[0],
+        batch_size=batch_size,
+    )
+
+
+def component_whitening(counts, means, chols, prior_dof, x_offset, intercept_scaling, C, prior_scale):
+    """Per slot, the lower Cholesky factor ``T_k`` of ``(I / nu^2 + C n_k E_k[x~ x~^T])^{-1}``.
+
+    It is the Gaussian analogue of the classifier's posterior covariance (every hinge
+    active), with the members' second moments ``E_k[x~ x~^T]`` read from the component's
+    NIW posterior (``counts``, ``means``, ``chols`` of its scale matrix, ``prior_dof``)
+    rather than from a pass over the rows: ``x~ = (x - xbar, s)`` has mean
+    ``a = m_k - xbar`` and covariance ``E[Sigma_k] = Psi_k / (nu_k - d - 1)``. Within a
+    component the centred features share a large offset ``a``, so an isotropic scale
+    would fit the offset direction and crawl along the others. Empty slots get ``nu I``.
+    Returns (K, D, D) with ``D = d + 1``.
+    """
+    K, d = means.shape
+    D = d + 1
+    s = float(intercept_scaling)
+    out = np.broadcast_to(prior_scale * np.eye(D), (K, D, D)).copy()
+    active = np.flatnonzero(counts)
+    n_k = counts[active].astype(np.float64)
+    L = chols[active]
+    cov = L @ np.swapaxes(L, 1, 2) / (prior_dof + n_k - d - 1)[:, None, None]
+    a = means[active] - x_offset
+    moment = np.empty((len(active), D, D))
+    moment[:, :d, :d] = cov + a[:, :, None] * a[:, None, :]
+    moment[:, :d, d] = moment[:, d, :d] = s * a
+    moment[:, d, d] = s * s
+    precision = np.eye(D) / prior_scale**2 + C * n_k[:, None, None] * moment
+    out[active] = np.linalg.cholesky(np.linalg.inv(precision))
+    return out

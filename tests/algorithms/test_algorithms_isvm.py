@@ -1,0 +1,185 @@
+"""The Gibbs infinite SVM's algorithm (regbayes.algorithms.isvm, isvm_gibbs, isvm_ssgnht).
+
+Exact references:
+
+* the Gibbs eta step on a padded member block equals the sweep on the component's rows
+  alone, draw for draw (float64; JAX's threefry draws of a shorter vector are a prefix of
+  a longer one's, so padding rows change no member's omega draw), up to rounding (1e-10);
+* growing the capacity keeps every existing slot (statistics, classifier, SSGNHT state)
+  bit for bit and adds free slots (prior statistics, zero classifier);
+* a step that needs more slots than the state has grows the whole state consistently.
+"""
+from __future__ import annotations
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import pytest
+
+from regbayes.algorithms import isvm
+from regbayes.algorithms.isvm_gibbs import MIN_BLOCK, block_size, gibbs_component_sweep, gibbs_eta_step
+from regbayes.algorithms.isvm_ssgnht import component_steps, pad_states, rest_states
+from regbayes.inference import Algorithm, DivergenceError, run
+from regbayes.potentials import niw
+from regbayes.potentials.component_svm import group_members
+from regbayes.precision import enable_x64, maybe_x64
+
+
+def _blobs(n_per=15, seed=0):
+    """Six tight blobs 8 units apart, labels by the sign of the first coordinate's offset."""
+    rng = np.random.default_rng(seed)
+    centres = np.array([[0, 0], [8, 0], [0, 8], [8, 8], [16, 0], [16, 8]], float)
+    X = np.concatenate([rng.normal(c, 0.3, size=(n_per, 2)) for c in centres])
+    y = np.where(X[:, 0] - np.repeat(centres[:, 0], n_per) > 0, 1.0, -1.0)
+    return X, y
+
+
+def _data(X, y, dtype=np.float64, L=1):
+    prior = niw.niw_prior(X.mean(axis=0), 0.05, 4.0, 0.3 * np.eye(X.shape[1]))
+    offset = X.mean(axis=0)
+    design = np.hstack([X - offset, np.ones((len(X), 1))])
+    Y = np.repeat(y[:, None], L, axis=1)
+    return isvm.make_data(X, design, Y, prior, alpha=1.0, C=1.0, margin=1.0, prior_scale=1.0, x_offset=offset,
+                          intercept_scaling=1.0, dtype=dtype)
+
+
+# ------------------------------------------------------------------------- eta | z, gibbs
+def test_block_sizes():
+    assert [block_size(n) for n in (1, MIN_BLOCK, MIN_BLOCK + 1, 1000)] == [MIN_BLOCK, MIN_BLOCK, 2 * MIN_BLOCK, 1024]
+
+
+def test_padded_block_equals_unpadded_sweep():
+    """Members first, then non-member rows (not zeros: the mask must remove them)."""
+    rng = np.random.default_rng(3)
+    n_k, B, L, D = 11, 64, 2, 4
+    X = rng.normal(size=(B, D))
+    Y = np.where(rng.random((L, B)) < 0.5, 1.0, -1.0)
+    with enable_x64():
+        key = jax.random.key(8)
+        eta = jnp.asarray(rng.normal(size=(L, D)))
+        hyper = [jnp.asarray(v, jnp.float64) for v in (2.0, 1.0, 1.5)]
+        padded = gibbs_component_sweep(key, eta, jnp.asarray(X), jnp.asarray(Y), jnp.arange(B) < n_k, *hyper)
+        alone = gibbs_component_sweep(key, eta, jnp.asarray(X[:n_k]), jnp.asarray(Y[:, :n_k]), jnp.ones(n_k, bool),
+                                      *hyper)
+    np.testing.assert_allclose(np.asarray(padded), np.asarray(alone), rtol=1e-10, atol=1e-12)
+
+
+def test_gibbs_eta_step_updates_each_component_on_its_rows():
+    """Every non-empty slot gets the sweep on its own rows with its own key; empty slots
+    keep their classifier; a block size is compiled once per run."""
+    X, y = _blobs(n_per=10)
+    with enable_x64():
+        data = _data(X, y, L=2)
+        rng = np.random.default_rng(1)
+        z = rng.integers(0, 3, size=len(X)) * 2  # slots 0, 2, 4 of 6
+        counts = np.bincount(z, minlength=6)
+        eta = rng.normal(size=(6, 2, 3))
+        members, starts = group_members(z, counts)
+        key = jax.random.key(4)
+        new, compiled, seconds = gibbs_eta_step(key, eta, counts, members, starts, data.design, data.Y, data.hyper)
+        keys = jax.random.split(key, 6)
+        for k in range(6):
+            rows = np.flatnonzero(z == k)
+            if len(rows) == 0:
+                np.testing.assert_array_equal(new[k], eta[k])
+                continue
+            ref = gibbs_component_sweep(keys[k], jnp.asarray(eta[k]), jnp.asarray(data.design[rows]),
+                                        jnp.asarray(data.Y[rows].T), jnp.ones(len(rows), bool), *data.hyper)
+            np.testing.assert_allclose(new[k], np.asarray(ref), rtol=1e-10, atol=1e-12)
+        assert compiled == {MIN_BLOCK} and seconds > 0
+        again, compiled2, seconds2 = gibbs_eta_step(key, eta, counts, members, starts, data.design, data.Y,
+                                                    data.hyper, compiled)
+        np.testing.assert_array_equal(again, new)
+        assert compiled2 == compiled and seconds2 == 0.0
+
+
+# ------------------------------------------------------------------------- capacity
+@pytest.mark.parametrize("sampler", ["gibbs", "ssgnht"])
+def test_grow_keeps_the_state(sampler):
+    X, y = _blobs()
+    with maybe_x64(sampler == "gibbs"):
+        data = _data(X, y, dtype=np.float32 if sampler == "ssgnht" else np.float64)
+        state = isvm.init(data, np.repeat(np.arange(6), 15), capacity=8)
+        if sampler == "ssgnht":  # SSGNHT states exist after the first eta step
+            step = isvm.infinite_svm(sampler, batch_size=5, n_inner=2)
+            state, _ = step(0, state, data)
+            assert state.sgnht.position.shape[0] == state.capacity
+    K = state.capacity
+    state = state._replace(eta=np.random.default_rng(0).normal(size=state.eta.shape))
+    grown = isvm.grow(state, 2 * K, data.prior)
+    assert grown.capacity == 2 * K and grown.counts.shape == (2 * K,) and grown.eta.shape[0] == 2 * K
+    np.testing.assert_array_equal(grown.z, state.z)
+    for name in ("counts", "means", "chols", "eta"):
+        np.testing.assert_array_equal(getattr(grown, name)[:K], getattr(state, name))
+    np.testing.assert_array_equal(grown.counts[K:], 0)
+    np.testing.assert_array_equal(grown.eta[K:], 0.0)
+    np.testing.assert_array_equal(grown.means[K:], np.broadcast_to(data.prior.mean, (K, 2)))
+    np.testing.assert_array_equal(grown.chols[K:], np.broadcast_to(data.prior.chol, (K, 2, 2)))
+    if sampler == "ssgnht":
+        for old, new in zip(state.sgnht, grown.sgnht):
+            assert new.shape[0] == 2 * K
+            np.testing.assert_array_equal(np.asarray(new[:K]), np.asarray(old))
+        np.testing.assert_array_equal(np.asarray(grown.sgnht.momentum[K:]), 0.0)
+    else:
+        assert grown.sgnht is None
+    with pytest.raises(ValueError, match="shrink"):
+        isvm.grow(grown, K, data.prior)
+
+
+def test_rest_states_and_padding():
+    states = rest_states(3, 2, 4, np.float32)
+    assert states.position.shape == states.momentum.shape == (3, 2, 4) and states.transform.shape == (3, 2, 4, 4)
+    assert pad_states(states, 3) is states
+    grown = pad_states(states._replace(momentum=np.ones((3, 2, 4), np.float32)), 8)
+    assert grown.position.shape == (8, 2, 4) and grown.position.dtype == np.float32
+    np.testing.assert_array_equal(grown.momentum[:3], 1.0)
+    np.testing.assert_array_equal(grown.momentum[3:], 0.0)
+    np.testing.assert_array_equal(grown.transform[5, 1], np.eye(4))
+
+
+@pytest.mark.parametrize("sampler", ["gibbs", "ssgnht"])
+def test_step_grows_the_state_when_the_sweep_needs_slots(sampler):
+    """Six blobs from a sequential start with 2 slots: the sweep doubles the buffers and
+    the step grows the rest of the state with them."""
+    X, y = _blobs()
+    ssg = sampler == "ssgnht"
+    step = isvm.infinite_svm(sampler, step_size=0.15 if ssg else None, batch_size=5, n_inner=3)
+    with maybe_x64(not ssg):
+        data = _data(X, y, np.float32 if ssg else np.float64)
+        state = isvm.init(data, np.full(len(X), -1), capacity=2)
+        for seed in range(3):
+            state, info = step(seed, state, data)
+    assert state.capacity >= 8 and state.capacity in (8, 16)
+    assert state.counts.shape[0] == state.means.shape[0] == state.chols.shape[0] == state.eta.shape[0] == state.capacity
+    assert state.counts.sum() == len(X) and info.n_components == np.count_nonzero(state.counts) >= 6
+    np.testing.assert_array_equal(np.bincount(state.z, minlength=state.capacity), state.counts)
+    if ssg:
+        assert state.sgnht.position.shape[0] == state.capacity and state.capacity in state.compiled
+        np.testing.assert_array_equal(state.eta, np.asarray(state.sgnht.position, np.float64))
+        assert info.step_size == 0.15
+    c2, m2, ch2 = niw.component_posteriors(data.prior, X, state.z, state.capacity)
+    np.testing.assert_allclose(state.means, m2, atol=1e-8)
+
+
+# ------------------------------------------------------------------------- driver
+def test_divergence_is_reported_by_the_driver():
+    X, y = _blobs()
+    data = _data(X, y, np.float32)
+    state = isvm.init(data, np.zeros(len(X), np.int64))
+    step = isvm.infinite_svm("ssgnht", step_size=1e6, batch_size=5, n_inner=3)
+    with pytest.raises(DivergenceError, match="lower step_size") as info:
+        run(Algorithm(step, "isvm", check=isvm.check), state, data, jax.random.key(0), n_iter=3)
+    assert info.value.step_size == 1e6 and info.value.iteration == 0
+    nan_state = state._replace(eta=np.full_like(state.eta, np.nan))
+    assert "check the scale of X" in isvm.check(nan_state, isvm.ISVMInfo(1, 0.0, 0.0, 0.0))
+    assert isvm.check(state, isvm.ISVMInfo(1, 0.0, 0.0, 0.0)) is None
+
+
+def test_component_steps_cap():
+    steps = component_steps(np.array([0, 10, 100, 400]), 0.2, 100, 1.0)
+    np.testing.assert_allclose(steps, [0.2, 0.2, 0.2, 0.1])  # h min(1, sqrt(100 / max(n_k, 1)))
+
+
+def test_bad_settings():
+    with pytest.raises(ValueError, match="unknown sampler"):
+        isvm.infinite_svm("nuts")
