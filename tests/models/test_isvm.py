@@ -224,9 +224,13 @@ def test_recovers_well_separated_clusters(sampler):
     large = (clf.component_sizes_ >= 30).sum(axis=1)
     assert np.bincount(large).argmax() == 4
     truth = np.repeat(np.arange(4), 50)
-    for k in range(4):  # the last draw's clusters are the blobs, up to a split-off edge
-        members = clf.labels_[truth == k]
-        assert np.mean(members == np.bincount(members).argmax()) > 0.75
+    # No component of the last draw mixes blobs. (A blob may be split in two: its pieces
+    # share a label, so the hinge does not pay for the split, and the DP posterior visits
+    # such states.) Seeds 0-9, both samplers: every cluster of 5+ rows 98-100 % one blob.
+    for c in np.unique(clf.labels_):
+        members = truth[clf.labels_ == c]
+        if len(members) >= 5:
+            assert np.bincount(members).max() / len(members) > 0.9
     kept = clf.n_components_trace_[clf.n_warmup :]
     assert clf.n_components_ == len(np.unique(clf.labels_))
     assert clf.score(X, y) > 0.95
@@ -258,10 +262,10 @@ def test_multiclass_and_determinism():
 # how its random streams derive from random_state shows here. Tolerances: float64 (gibbs)
 # and float32 (ssgnht) rounding across BLAS builds.
 PINNED = {
-    "gibbs": ([10, 8, 6, 7, 5, 5], [-0.1304585773, 0.3510150156, -0.348695627, -0.5221588095],
-              [4.9229133446, 4.6438840934], 1e-6),
-    "ssgnht": ([10, 8, 7, 7, 5, 5], [0.8542795181, 0.5103217363, -0.0300780516, -0.1960272044],
-               [-3.9139273838, 2.4461212331], 1e-4),
+    "gibbs": ([11, 7, 6, 5, 5, 5], [-1.0665030000, 1.1180827164, -0.3839748547, 0.6387914038],
+           [-1.3804961947, 5.0894540635], 1e-6),
+    "ssgnht": ([11, 6, 5, 4, 5, 5], [-1.4736009836, 1.0841088295, 0.1126605794, -0.1498634517],
+            [4.0871531973, 0.3894443608], 1e-4),
 }
 
 
