@@ -51,6 +51,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from ..potentials import SVMData, build_potential, weight_norm_bound
+from ..potentials.minibatch import rows_without_replacement
 from ..precision import enable_x64
 from ..rng import KEY_IMPL
 from ..samplers import ssgld
@@ -209,7 +210,7 @@ def step(seed, state: SSGRLDState, data: SSGRLDData):
     topic per minibatch would cost O(corpus) where the step costs O(minibatch)."""
     t = state.iteration
     rng = np.random.default_rng(seed)
-    docs = np.sort(rng.choice(data.y_sign.shape[0], size=data.batch_size, replace=False))
+    docs = rows_without_replacement(rng, data.y_sign.shape[0], data.batch_size)
     doc_ptr_b, index, words_b, z_b = gather(data.doc_ptr, data.words, state.z, docs)
     soft = t >= data.soft_from
     z_b, ndk_mean, z_kept, p_kept = _sweeps(data, docs, doc_ptr_b, words_b, z_b, state.phi_t, state.eta,

@@ -24,11 +24,11 @@ from __future__ import annotations
 import functools
 from typing import NamedTuple
 
-import jax
 import jax.numpy as jnp
 import numpy as np
 
 from . import linear_svm
+from .minibatch import rows_with_replacement
 from ..samplers.base import Potential
 
 
@@ -97,7 +97,7 @@ def component_potential(batch_size: int) -> Potential:
     on it are the same object from fit to fit."""
 
     def stochastic_value_and_subgrad(key, eta, data: ComponentRows):
-        j = jax.random.randint(key, (batch_size,), 0, jnp.maximum(data.count, 1))
+        j = rows_with_replacement(key, data.count, batch_size)
         idx = data.members[data.start + j]
         u_batch, g_batch = linear_svm.value_and_subgrad(eta, _svm_rows(data, idx))
         u_prior, g_prior = _prior_terms(eta, data)

@@ -17,12 +17,12 @@ import functools
 import math
 from typing import NamedTuple
 
-import jax
 import jax.numpy as jnp
 import numpy as np
 import scipy.sparse as sp
 
 from . import features
+from .minibatch import rows_with_replacement
 from .hinge import binary_hinge, crammer_singer_hinge
 from ..samplers.base import Potential
 
@@ -124,7 +124,7 @@ def build_potential(batch_size: int | None) -> Potential:
         n = n_data(data)
         if batch_size is None or batch_size >= n:
             return value_and_subgrad(eta, data)
-        idx = jax.random.randint(key, (batch_size,), 0, n)
+        idx = rows_with_replacement(key, n, batch_size)
         X = features.take(data.X, idx)
         loss, grad = _loss_and_grad(eta, X, data.y[idx], data.C, data.margin)
         scale = n / batch_size  # eq. 7
