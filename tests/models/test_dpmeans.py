@@ -2,7 +2,6 @@
 import numpy as np
 import pytest
 from sklearn.metrics import adjusted_rand_score
-from sklearn.utils.estimator_checks import parametrize_with_checks
 
 from regbayes.algorithms.svm_mixture import solve_eta
 from regbayes.potentials.bregman import divergence_to
@@ -78,8 +77,3 @@ def test_bad_input_errors(params, message):
     X = np.random.default_rng(0).standard_normal((10, 2))
     with pytest.raises(ValueError, match=message):
         DPMeansSVC(**params).fit(X, np.tile([0, 1], 5))
-
-
-@parametrize_with_checks([DPMeansSVC(max_iter=5, random_state=0)])
-def test_sklearn_compatible(estimator, check):
-    check(estimator)

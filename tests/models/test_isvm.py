@@ -15,7 +15,6 @@ Exact references and tolerances:
 """
 from __future__ import annotations
 
-import os
 import sys
 from pathlib import Path
 
@@ -25,7 +24,6 @@ import jax.numpy as jnp
 import numpy as np
 import pytest
 from scipy.special import gammaln
-from sklearn.utils.estimator_checks import parametrize_with_checks
 
 from regbayes.precision import enable_x64
 from regbayes.datasets import make_multiclass_blobs
@@ -328,22 +326,3 @@ def test_predict_before_fit():
         InfiniteSVC().predict(np.zeros((2, 2)))
 
 
-# Every check passes (54 passed, 1 skipped for the array API, 167 s on 2 loaded cores). The
-# ones below each fit many new data shapes and so compile new programs (2-30 s apiece);
-# they run with REGBAYES_FULL_SKLEARN_CHECKS=1 and are skipped otherwise to keep the suite short.
-SLOW_CHECKS = {
-    "check_classifiers_train", "check_methods_subset_invariance", "check_estimator_sparse_array",
-    "check_estimator_sparse_matrix", "check_classifier_data_not_an_array", "check_estimators_dtypes",
-    "check_dtype_object", "check_n_features_in_after_fitting", "check_fit_score_takes_y",
-    "check_estimators_overwrite_params", "check_pipeline_consistency", "check_fit2d_1feature",
-    "check_fit_idempotent", "check_methods_sample_order_invariance", "check_supervised_y_2d",
-    "check_classifiers_classes", "check_f_contiguous_array_estimator",
-}
-
-
-@parametrize_with_checks([InfiniteSVC(n_iter=4, n_warmup=2)])
-def test_sklearn_compatible(estimator, check):
-    name = getattr(check, "func", check).__name__
-    if name in SLOW_CHECKS and os.environ.get("REGBAYES_FULL_SKLEARN_CHECKS") != "1":
-        pytest.skip(f"{name}: slow (new compiled programs); set REGBAYES_FULL_SKLEARN_CHECKS=1")
-    check(estimator)

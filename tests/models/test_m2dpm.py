@@ -4,7 +4,6 @@ import numpy as np
 import pytest
 from scipy.optimize import minimize
 from sklearn.metrics import adjusted_rand_score
-from sklearn.utils.estimator_checks import parametrize_with_checks
 
 from regbayes.potentials.bregman import divergence_to, pairwise_divergence
 from regbayes.potentials.svm_mixture import (
@@ -402,10 +401,6 @@ def test_predict_kl_refuses_negative_data():
     with pytest.raises(ValueError, match="nonnegative"):
         model.predict(-X)
 
-
-@parametrize_with_checks([M2DPM(max_iter=3, random_state=0)])
-def test_sklearn_compatible(estimator, check):
-    check(estimator)
 
 def test_eta_step_falls_back_to_looser_gap_when_newton_system_is_singular(monkeypatch):
     # The interior point can stop on a numerically singular Newton system near the optimum;

@@ -16,7 +16,6 @@ import scipy.sparse as sp
 from scipy.optimize import linear_sum_assignment
 from sklearn.base import clone
 from sklearn.decomposition import LatentDirichletAllocation
-from sklearn.utils.estimator_checks import parametrize_with_checks
 
 from regbayes.datasets.topic_corpus import make_topic_corpus
 from regbayes.models.medlda import MedLDA
@@ -278,61 +277,6 @@ def test_components_average_phi_over_the_second_half(sampler, corpus):
 
 
 # ---------------------------------------------------------------- scikit-learn's shared checks
-def _counts_view(X):
-    """The checks' float data as word counts (``rint(3 X)``); data a count model must refuse
-    (negative, NaN/inf, non-numeric) is passed on unchanged so that the refusal is checked."""
-    if sp.issparse(X):
-        Y = X.tocsr(copy=True)
-        if Y.dtype.kind == "f" and np.all(np.isfinite(Y.data)) and Y.data.min(initial=0) >= 0:
-            Y.data = np.rint(3 * Y.data)
-        return Y.asformat(X.format)
-    try:
-        A = np.asarray(X, dtype=float)
-    except (TypeError, ValueError):
-        return X
-    if A.ndim == 2 and np.all(np.isfinite(A)) and A.min(initial=0) >= 0:
-        return np.rint(3 * A)
-    return X
-
-
-class CountViewMedLDA(MedLDA):
-    """MedLDA that reads the generic checks' continuous features as counts. MedLDA itself
-    refuses non-integer counts (its likelihood is over word tokens), which would fail every
-    check at the first fit; everything else (cloning, parameters, pickling, sparse formats,
-    n_features_in_, invariance to row order and subsets, readonly memmaps, error messages)
-    is MedLDA's own behaviour."""
-
-    def fit(self, X, y=None):
-        return super().fit(_counts_view(X), y)
-
-    def transform(self, X):
-        return super().transform(_counts_view(X))
-
-    def predict(self, X):
-        return super().predict(_counts_view(X))
-
-    def predict_proba(self, X):
-        return super().predict_proba(_counts_view(X))
-
-    def decision_function(self, X):
-        return super().decision_function(_counts_view(X))
-
-
-EXPECTED_FAILED_CHECKS = {
-    # a 2-topic model of 3 blobs' "counts" after 3 sweeps is not a linear classifier of the
-    # features: accuracy above 0.83 on them is not something a topic model promises
-    "check_classifiers_train": "topic proportions of blob features are not linearly separable classes",
-    # the check feeds negative features whatever the positive_only tag says; MedLDA refuses them
-    "check_decision_proba_consistency": "negative features are refused (counts must be >= 0)",
-}
-
-
-@parametrize_with_checks(
-    [CountViewMedLDA(n_topics=2, sampler="gibbs", n_iter=3, n_draws=1, n_transform_sweeps=2)],
-    expected_failed_checks=lambda est: EXPECTED_FAILED_CHECKS,
-)
-def test_sklearn_checks(estimator, check):
-    check(estimator)
 
 
 def test_padding_rows_leaves_the_ssgrld_update_unchanged():
