@@ -15,8 +15,6 @@ Exact references and tolerances:
 """
 from __future__ import annotations
 
-import sys
-from pathlib import Path
 
 import arviz as az
 import jax
@@ -35,8 +33,7 @@ from regbayes.inference import DivergenceError
 from regbayes.models.isvm import InfiniteSVC
 from regbayes.samplers.defaults import SAMPLER_DEFAULTS
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "samplers"))
-from _svm_reference import BINARY_2D, EXACT, MINIBATCH, binary_reference, compare_with_reference  # noqa: E402
+from svm_reference import BINARY_2D, EXACT, MINIBATCH, binary_reference, compare_with_reference
 
 PROBLEMS = {"2d": BINARY_2D}
 

@@ -28,7 +28,7 @@ from regbayes.algorithms import gibbs_svm
 from regbayes.potentials import SVMData, build_potential
 from regbayes.samplers import shmc, srwm, ssgld, ssgnht
 
-from _svm_reference import (
+from svm_reference import (
     BINARY_1D,
     BINARY_2D,
     EXACT,

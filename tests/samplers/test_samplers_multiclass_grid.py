@@ -22,7 +22,7 @@ from regbayes.inference import sample
 from regbayes.potentials import SVMData, build_potential
 from regbayes.samplers import shmc, ssgld, ssgnht
 
-from _svm_reference import EXACT, MINIBATCH, MULTICLASS, compare_with_reference, multiclass_reference
+from svm_reference import EXACT, MINIBATCH, MULTICLASS, compare_with_reference, multiclass_reference
 
 CONFIGS = {
     "shmc_mh": (
