@@ -170,17 +170,24 @@ def _run_block(
     return jax.vmap(one_chain)(states, keys)
 
 
-def static_thin_loops(static_thin: bool | None = None) -> bool:
-    """Whether programs fix ``thin`` at compile time (``static_thin``; by default, off the CPU).
+def static_thin_loops(static_thin: bool | None = None, *, thin: int = 1, one_program: bool = False) -> bool:
+    """Whether a run's programs fix ``thin`` at compile time (``static_thin``, or by default).
 
-    On the CPU one program with a traced ``thin`` serves a whole run. On a GPU a loop with
-    a traced trip count waits for the host at every iteration, so there each distinct
-    ``thin`` of a run (usually the draws' and 1) gets its own program. The draws are the
-    same either way.
+    A loop of fixed length runs faster than one whose trip count is traced: on a GPU the
+    latter waits for the host at every iteration, and on the CPU too its steps cost more.
+    Fixed lengths mean one program per distinct ``thin`` of a run, though, where a traced
+    ``thin`` lets one program serve warm-up and draws alike. By default, off the CPU every
+    run fixes its thinning; on the CPU, compilation costs about as much as many thousands
+    of steps, so only a run that then still needs a single program does
+    (``one_program``: warm-up, if any, runs in whole multiples of ``thin`` and keeps no
+    draws of another thin), and only where ``thin > 1`` (with one step per draw the
+    program of fixed length is the slower one there). The draws are the same either way.
     """
     if static_thin is not None:
         return bool(static_thin)
-    return jax.default_backend() != "cpu"
+    if jax.default_backend() != "cpu":
+        return True
+    return one_program and thin > 1
 
 
 def _chunks(total: int, n_chunks: int) -> list[int]:
@@ -304,7 +311,7 @@ def sample(
     correlated posteriors look isotropic to the sampler (a dense T up to
     ``dense_transform_max`` coordinates, diagonal beyond). Step sizes are then relative.
     ``static_thin`` fixes the thinning at compile time (:func:`static_thin_loops`; by
-    default on a GPU, not on the CPU).
+    default on a GPU, and on the CPU where that takes no second program).
 
     Raises :class:`DivergenceError` on a non-finite position or potential, and warns
     (``RuntimeWarning``) when a chain accepted under ``STUCK_ACCEPTANCE`` of its proposals
@@ -351,7 +358,9 @@ def sample(
     capacity = max(1, math.ceil(max(n_draws, min(n_warmup, 200)) / max(1, n_chunks)))
     int_zero = jnp.asarray(0, jnp.int32)
 
-    static_thin = static_thin_loops(static_thin)
+    static_thin = static_thin_loops(
+        static_thin, thin=thin, one_program=not adapting and n_warmup % thin == 0
+    )
 
     def program(step_thin, n_saved=None):
         """The compiled block; with ``static_thin``, one per thin (and per chunk size of the draws)."""
