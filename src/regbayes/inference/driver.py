@@ -46,7 +46,7 @@ class SampleResult(NamedTuple):
     wall_time: np.ndarray  # (draw,) seconds since sampling started (compile excluded)
     compile_seconds: float
     sampling_seconds: float
-    warmup_potential: np.ndarray  # (chain, recorded warm-up step): potential at warmup_iteration
+    warmup_potential: np.ndarray  # (chain, recorded warm-up step): potential at warmup_iteration (NaN: none)
     warmup_iteration: np.ndarray  # step index of each recorded warm-up potential
     final_states: object
 
@@ -313,9 +313,9 @@ def sample(
     ``static_thin`` fixes the thinning at compile time (:func:`static_thin_loops`; by
     default on a GPU, and on the CPU where that takes no second program).
 
-    Raises :class:`DivergenceError` on a non-finite position or potential, and warns
-    (``RuntimeWarning``) when a chain accepted under ``STUCK_ACCEPTANCE`` of its proposals
-    over the draws.
+    Raises :class:`DivergenceError` on a non-finite position or an infinite recorded
+    value (potential, thermostat, ...), and warns (``RuntimeWarning``) when a chain
+    accepted under ``STUCK_ACCEPTANCE`` of its proposals over the draws.
     """
     if n_draws < 1:
         raise ValueError(f"n_draws must be >= 1, got {n_draws}")
