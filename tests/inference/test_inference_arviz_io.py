@@ -27,9 +27,7 @@ def fake_result(positions):
     zeros = np.zeros((n_chains, n_draws))
     return SampleResult(
         positions=positions,
-        potential=zeros,
-        acceptance=np.full((n_chains, n_draws), np.nan),
-        n_evaluated=zeros.astype(int),
+        stats={"potential": zeros, "n_evaluated": zeros.astype(int)},
         step_size=np.full(n_draws, 0.1),
         iteration=np.arange(n_draws),
         wall_time=np.arange(n_draws, dtype=float),

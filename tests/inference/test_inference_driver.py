@@ -153,3 +153,32 @@ def test_programs_with_a_fixed_thin_give_the_same_draws(monkeypatch, kernel_name
     np.testing.assert_array_equal(fixed.n_evaluated, 7 * N_ROWS * (1 if kernel_name == "ssgld" else 3))
     if kernel_name == "shmc":  # a traced acceptance: averaged over the 7 steps behind a draw
         assert np.all((traced.acceptance >= 0) & (traced.acceptance <= 1)) and np.ptp(traced.acceptance) > 0
+
+
+@pytest.mark.skipif(jax.default_backend() != "cpu", reason="the CPU's default choice of loops")
+@pytest.mark.parametrize(
+    "n_warmup, thin, fixed",
+    [(0, 7, True), (14, 7, True), (15, 7, False), (150, 7, False), (0, 1, False)],
+)
+def test_cpu_fixes_thin_only_where_one_program_serves_the_run(monkeypatch, n_warmup, thin, fixed):
+    """By default the CPU runs loops of fixed length (``static_thin``) only where the whole
+    run then needs one program: thin > 1, and warm-up (if any) in whole multiples of thin
+    without adaptation windows (those keep draws of other thins). One program is compiled
+    either way, and the draws equal those of traced loops."""
+    from regbayes.inference import driver
+
+    kernel = ssgld(build_potential(None))
+    init = jnp.linspace(-1.0, 1.0, N_CHAINS, dtype=jnp.float32)[:, None]
+
+    def go(static_thin=None):
+        return sample(kernel, make_data(), init, jax.random.key(6), n_warmup=n_warmup, n_draws=30, thin=thin,
+                      step_size=0.3, n_chunks=3, static_thin=static_thin)
+
+    traced = go(False)
+    compiled = []
+    original = driver._compile
+    monkeypatch.setattr(driver, "_compile", lambda *a, **k: compiled.append(k) or original(*a, **k))
+    default = go()
+    assert [k.get("static_thin") for k in compiled] == [thin if fixed else None]
+    np.testing.assert_allclose(default.positions, traced.positions, rtol=1e-6, atol=1e-6)
+    np.testing.assert_allclose(default.potential, traced.potential, rtol=1e-6)

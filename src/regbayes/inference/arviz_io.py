@@ -6,19 +6,19 @@ import numpy as np
 from .driver import SampleResult
 
 
+#: ``SampleResult.stats`` fields stored under ArviZ's conventional name.
+ARVIZ_NAMES = {"acceptance": "acceptance_rate"}
+
+
 def to_inference_data(result: SampleResult, var_name: str = "eta", dims=None, coords=None):
-    """An :class:`arviz.InferenceData` with the draws and ``sample_stats``
-    (``step_size``, ``potential``, ``acceptance`` where defined, ``n_evaluated``)."""
+    """An :class:`arviz.InferenceData` with the draws and ``sample_stats``: ``step_size``
+    and every field the kernel recorded (``result.stats``: its potential, thermostat,
+    ... ; ``acceptance`` as ArviZ's ``acceptance_rate``)."""
     import arviz as az
 
     n_chains, n_draws = result.positions.shape[:2]
-    stats = {
-        "step_size": np.broadcast_to(result.step_size, (n_chains, n_draws)).copy(),
-        "potential": result.potential,
-        "n_evaluated": result.n_evaluated,
-    }
-    if not np.isnan(result.acceptance).all():
-        stats["acceptance_rate"] = result.acceptance
+    stats = {"step_size": np.broadcast_to(result.step_size, (n_chains, n_draws)).copy()}
+    stats.update({ARVIZ_NAMES.get(name, name): np.asarray(values) for name, values in result.stats.items()})
     return az.from_dict(
         posterior={var_name: result.positions},
         sample_stats=stats,

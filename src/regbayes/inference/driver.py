@@ -2,12 +2,14 @@
 
 One compiled program per (kernel, schedule, chunk capacity): a ``fori_loop`` over saved
 draws, each an inner ``fori_loop`` over ``thin`` kernel steps, ``vmap``-ed over chains;
-the loop lengths are traced, so warm-up and draws of any length share the program (on a
-GPU, one program per distinct ``thin``: see :func:`static_thin_loops`). The run is cut
-into a few chunks so that a progress bar can move, wall time can be recorded along the
-way, and divergence (a non-finite position or potential) is caught where it happens and
-reported with the step size in force there. Every step splits the chain's key once, so
-the random stream, and hence the draws, do not depend on ``thin`` or on the chunking.
+the loop lengths are traced, so warm-up and draws of any length share the program (with
+fixed-length loops, one program per distinct ``thin``: see :func:`static_thin_loops`).
+Each kept draw records its position and every field of the kernel's ``info`` that varies
+(constant fields once per chunk). The run is cut into a few chunks so that a progress
+bar can move, wall time can be recorded along the way, and divergence (a non-finite
+position or an infinite recorded value) is caught where it happens and reported with the
+step size in force there. Every step splits the chain's key once, so the random stream,
+and hence the draws, do not depend on ``thin`` or on the chunking.
 """
 from __future__ import annotations
 
@@ -21,27 +23,64 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from ..samplers.base import SamplingAlgorithm, is_fixed
+from ..samplers.base import THIN_REDUCTIONS, SamplingAlgorithm, is_fixed
 from ..schedules import Constant, Polynomial, as_schedule
 from .errors import DivergenceError
 from .progress import progress_bar
 
 
 class SampleResult(NamedTuple):
-    """Draws and per-draw records; arrays are NumPy, leading axes (chain, draw)."""
+    """Draws and per-draw records; arrays are NumPy, leading axes (chain, draw).
+
+    ``stats`` maps every field of the kernel's ``info`` to a (chain, draw, ...) array:
+    the value at the kept step, or condensed over the ``thin`` steps behind it as
+    :data:`~regbayes.samplers.base.THIN_REDUCTIONS` says (``acceptance`` averaged,
+    ``n_evaluated`` summed). ``potential``, ``acceptance`` and ``n_evaluated`` read
+    ``stats``, NaN-filled where the kernel lacks the field.
+    """
 
     positions: np.ndarray
-    potential: np.ndarray
-    acceptance: np.ndarray
-    n_evaluated: np.ndarray
+    stats: dict
     step_size: np.ndarray  # (draw,)
     iteration: np.ndarray  # (draw,) kernel step index of each saved draw (warm-up included)
     wall_time: np.ndarray  # (draw,) seconds since sampling started (compile excluded)
     compile_seconds: float
     sampling_seconds: float
-    warmup_potential: np.ndarray  # (chain, recorded warm-up step): potential at warmup_iteration
+    warmup_potential: np.ndarray  # (chain, recorded warm-up step): potential at warmup_iteration (NaN: none)
     warmup_iteration: np.ndarray  # step index of each recorded warm-up potential
     final_states: object
+
+    def _stat(self, name):
+        if name in self.stats:
+            return self.stats[name]
+        return np.full(self.positions.shape[:2], np.nan)
+
+    @property
+    def potential(self) -> np.ndarray:
+        return self._stat("potential")
+
+    @property
+    def acceptance(self) -> np.ndarray:
+        return self._stat("acceptance")
+
+    @property
+    def n_evaluated(self) -> np.ndarray:
+        return self._stat("n_evaluated")
+
+
+def _info_layout(kernel, state, key, data, step_size):
+    """Trace one step: the ``info`` fields that are constants (:func:`is_fixed`), with
+    their values, and the shapes of those that vary (``jax.ShapeDtypeStruct``)."""
+    fixed = {}
+
+    def probe(key, state):
+        _, info = kernel.step(key, state, data, step_size)
+        fields = info._asdict()
+        fixed.update({f: v for f, v in fields.items() if is_fixed(v)})
+        return {f: v for f, v in fields.items() if not is_fixed(v)}
+
+    varying = jax.eval_shape(probe, key, state)
+    return fixed, varying
 
 
 @functools.partial(jax.jit, static_argnames=("kernel", "schedule_fn", "capacity", "static_thin", "static_saved"))
@@ -49,6 +88,12 @@ def _run_block(
     states, keys, data, t0, n_saved, thin, schedule_tree, *, kernel, schedule_fn, capacity, static_thin=None, static_saved=None
 ):
     """Run ``n_saved * thin`` steps per chain, keeping every ``thin``-th position.
+
+    Returns ``(states, keys, (positions, per_draw, per_chunk))``: the kept positions
+    (chain, capacity, ...), the ``info`` fields that vary from step to step, one row per
+    kept draw (dict of (chain, capacity, ...)), and those that are constants
+    (:func:`is_fixed`), once per chunk (dict of (chain, ...)); a constant summed over the
+    thinned steps is ``thin`` times itself. Rows from ``n_saved`` on are padding.
 
     ``n_saved`` (<= ``capacity``) and ``thin`` are traced, so one compiled program serves
     every chunk of a run: warm-up and draws, whatever their lengths. With ``static_thin``
@@ -66,63 +111,57 @@ def _run_block(
         thin = static_thin
 
     def one_chain(state, key):
-        info_shape = jax.eval_shape(lambda s, k: kernel.step(k, s, data, schedule(t0))[1], state, key)
+        fixed, varying = _info_layout(kernel, state, key, data, schedule(t0))
+        # Only fields that are condensed over the thinned steps are carried through them;
+        # the others are read from the kept step alone (the compiler then drops their
+        # computation, e.g. a minibatch potential, from the steps in between).
+        carried = {f: v for f, v in varying.items() if THIN_REDUCTIONS.get(f) in ("mean", "sum")}
 
         def advance(state, key, t):
-            """``thin`` kernel steps; the info of the last, averaged/summed where it varies."""
+            """``thin`` kernel steps; the kept step's varying info, condensed where it is carried."""
 
             def inner(j, carry):
-                # Only what changes is carried: the step index is the loop's own counter,
-                # and a constant acceptance or row count (``is_fixed``) is not summed step
-                # by step (on a GPU every carried update is one more kernel per step).
-                state, key, accept, n_eval = carry
+                state, key, sums = carry
                 key, sub = jax.random.split(key)
                 state, info = kernel.step(sub, state, data, schedule(t + j))
-                accept = accept if is_fixed(info.acceptance) else accept + info.acceptance
-                n_eval = n_eval if is_fixed(info.n_evaluated) else n_eval + info.n_evaluated
-                return state, key, accept, n_eval
+                return state, key, {f: sums[f] + getattr(info, f) for f in sums}
 
-            zero_info = jax.tree_util.tree_map(lambda x: jnp.zeros(x.shape, x.dtype), info_shape)
-            # The first thin - 1 steps drop the step's potential (the compiler then skips
-            # computing it); only the kept step's potential is recorded.
-            start = (state, key, zero_info.acceptance, zero_info.n_evaluated)
-            state, key, accept, n_eval = jax.lax.fori_loop(0, thin - 1, inner, start)
+            zeros = {f: jnp.zeros(v.shape, v.dtype) for f, v in carried.items()}
+            state, key, sums = jax.lax.fori_loop(0, thin - 1, inner, (state, key, zeros))
             t = t + (thin - 1)
             key, sub = jax.random.split(key)
             state, last = kernel.step(sub, state, data, schedule(t))
-            t = t + 1.0
-            info = last._replace(
-                acceptance=last.acceptance if is_fixed(last.acceptance) else (accept + last.acceptance) / thin,
-                n_evaluated=thin * last.n_evaluated if is_fixed(last.n_evaluated) else n_eval + last.n_evaluated,
-            )
-            return state, key, t, info
+            record = {f: getattr(last, f) for f in varying}
+            for f in carried:
+                total = sums[f] + record[f]
+                record[f] = total / thin if THIN_REDUCTIONS[f] == "mean" else total
+            return state, key, t + 1.0, record
+
+        per_chunk = {f: jnp.asarray(thin * v if THIN_REDUCTIONS.get(f) == "sum" else v) for f, v in fixed.items()}
 
         if static_saved is not None:
-            constants = {}  # StepInfo fields that are constants (``is_fixed``): not stacked per draw
 
             def kept(carry, _):
-                state, key, t, info = advance(*carry)
-                constants.update({f: v for f, v in info._asdict().items() if is_fixed(v)})
-                return (state, key, t), (state.position, info._replace(**{f: None for f in constants}))
+                state, key, t, record = advance(*carry)
+                return (state, key, t), (state.position, record)
 
-            (state, key, _), (positions, infos) = jax.lax.scan(kept, (state, key, t0), None, length=static_saved)
-            infos = infos._replace(**{f: jnp.broadcast_to(v, (static_saved, *np.shape(v))) for f, v in constants.items()})
-            return state, key, (positions, infos)
+            (state, key, _), (positions, per_draw) = jax.lax.scan(kept, (state, key, t0), None, length=static_saved)
+            return state, key, (positions, per_draw, per_chunk)
 
         buffers = (
             jnp.zeros((capacity, *state.position.shape), state.position.dtype),
-            jax.tree_util.tree_map(lambda x: jnp.zeros((capacity, *x.shape), x.dtype), info_shape),
+            {f: jnp.zeros((capacity, *v.shape), v.dtype) for f, v in varying.items()},
         )
 
         def outer(i, carry):
-            state, key, t, (pos_buf, info_buf) = carry
-            state, key, t, info = advance(state, key, t)
+            state, key, t, (pos_buf, bufs) = carry
+            state, key, t, record = advance(state, key, t)
             pos_buf = pos_buf.at[i].set(state.position)
-            info_buf = jax.tree_util.tree_map(lambda b, v: b.at[i].set(v), info_buf, info)
-            return state, key, t, (pos_buf, info_buf)
+            bufs = {f: bufs[f].at[i].set(record[f]) for f in bufs}
+            return state, key, t, (pos_buf, bufs)
 
-        state, key, _, (pos_buf, info_buf) = jax.lax.fori_loop(0, n_saved, outer, (state, key, t0, buffers))
-        return state, key, (pos_buf, info_buf)
+        state, key, _, (pos_buf, bufs) = jax.lax.fori_loop(0, n_saved, outer, (state, key, t0, buffers))
+        return state, key, (pos_buf, bufs, per_chunk)
 
     if keys.shape[0] == 1:  # one chain: skip vmap, whose batched gathers cost a few µs a step
         squeeze = lambda tree: jax.tree_util.tree_map(lambda x: x[0], tree)  # noqa: E731
@@ -131,17 +170,24 @@ def _run_block(
     return jax.vmap(one_chain)(states, keys)
 
 
-def static_thin_loops(static_thin: bool | None = None) -> bool:
-    """Whether programs fix ``thin`` at compile time (``static_thin``; by default, off the CPU).
+def static_thin_loops(static_thin: bool | None = None, *, thin: int = 1, one_program: bool = False) -> bool:
+    """Whether a run's programs fix ``thin`` at compile time (``static_thin``, or by default).
 
-    On the CPU one program with a traced ``thin`` serves a whole run. On a GPU a loop with
-    a traced trip count waits for the host at every iteration, so there each distinct
-    ``thin`` of a run (usually the draws' and 1) gets its own program. The draws are the
-    same either way.
+    A loop of fixed length runs faster than one whose trip count is traced: on a GPU the
+    latter waits for the host at every iteration, and on the CPU too its steps cost more.
+    Fixed lengths mean one program per distinct ``thin`` of a run, though, where a traced
+    ``thin`` lets one program serve warm-up and draws alike. By default, off the CPU every
+    run fixes its thinning; on the CPU, compilation costs about as much as many thousands
+    of steps, so only a run that then still needs a single program does
+    (``one_program``: warm-up, if any, runs in whole multiples of ``thin`` and keeps no
+    draws of another thin), and only where ``thin > 1`` (with one step per draw the
+    program of fixed length is the slower one there). The draws are the same either way.
     """
     if static_thin is not None:
         return bool(static_thin)
-    return jax.default_backend() != "cpu"
+    if jax.default_backend() != "cpu":
+        return True
+    return one_program and thin > 1
 
 
 def _chunks(total: int, n_chunks: int) -> list[int]:
@@ -158,16 +204,19 @@ def _compile(*args, **static):
     return compiled, time.perf_counter() - start
 
 
-def _check_finite(positions, potential, t_first, t_last, schedule, kernel_name):
-    pos_ok = np.isfinite(np.asarray(positions)).all()
-    pot = np.asarray(potential)
-    pot_ok = not np.isinf(pot).any()
-    if pos_ok and pot_ok:
+def _check_finite(positions, stats, t_first, t_last, schedule, kernel_name):
+    """Raise :class:`DivergenceError` on a non-finite position or an infinite float stat
+    (NaN there marks a value the kernel does not define)."""
+    bad = None if np.isfinite(positions).all() else "position"
+    for name, values in stats.items():
+        if bad is None and np.issubdtype(values.dtype, np.floating) and np.isinf(values).any():
+            bad = name
+    if bad is None:
         return
     h = float(np.asarray(schedule(jnp.asarray(t_first, jnp.float32))))
     raise DivergenceError(
         f"sampler '{kernel_name}' diverged between iterations {t_first} and {t_last}: "
-        f"non-finite {'position' if not pos_ok else 'potential'} at step size {h:.3g}. "
+        f"non-finite {bad} at step size {h:.3g}. "
         f"Lower step_size below {h:.3g} (for example step_size={h / 10:.3g}).",
         algorithm=kernel_name,
         iteration=int(t_first),
@@ -184,7 +233,7 @@ def _warn_if_stuck(acceptance, step_size, kernel_name):
 
     Such a chain repeats its position, so its draws look like a posterior of width zero;
     nothing is non-finite, so :class:`DivergenceError` does not catch it. Kernels without
-    an accept step record NaN and are skipped.
+    an accept step record no ``acceptance`` (or NaN) and are skipped.
     """
     if np.isnan(acceptance).all():
         return
@@ -262,11 +311,11 @@ def sample(
     correlated posteriors look isotropic to the sampler (a dense T up to
     ``dense_transform_max`` coordinates, diagonal beyond). Step sizes are then relative.
     ``static_thin`` fixes the thinning at compile time (:func:`static_thin_loops`; by
-    default on a GPU, not on the CPU).
+    default on a GPU, and on the CPU where that takes no second program).
 
-    Raises :class:`DivergenceError` on a non-finite position or potential, and warns
-    (``RuntimeWarning``) when a chain accepted under ``STUCK_ACCEPTANCE`` of its proposals
-    over the draws.
+    Raises :class:`DivergenceError` on a non-finite position or an infinite recorded
+    value (potential, thermostat, ...), and warns (``RuntimeWarning``) when a chain
+    accepted under ``STUCK_ACCEPTANCE`` of its proposals over the draws.
     """
     if n_draws < 1:
         raise ValueError(f"n_draws must be >= 1, got {n_draws}")
@@ -309,7 +358,9 @@ def sample(
     capacity = max(1, math.ceil(max(n_draws, min(n_warmup, 200)) / max(1, n_chunks)))
     int_zero = jnp.asarray(0, jnp.int32)
 
-    static_thin = static_thin_loops(static_thin)
+    static_thin = static_thin_loops(
+        static_thin, thin=thin, one_program=not adapting and n_warmup % thin == 0
+    )
 
     def program(step_thin, n_saved=None):
         """The compiled block; with ``static_thin``, one per thin (and per chunk size of the draws)."""
@@ -340,8 +391,9 @@ def sample(
         if not save:
             # with programs per thin, reuse the draws' program rather than compile another
             thin_ = min(thin, n_steps) if static_thin else max(1, n_steps // (capacity * max(1, n_pieces)))
-        parts, infos_out, wall = [], [], []
+        parts, stats_out, wall = [], [], []
         recorded_steps.clear()
+        recorded_potential.clear()
         plan = [(size, thin_) for size in _chunks(n_steps // thin_, max(n_pieces, math.ceil(n_steps / thin_ / capacity)))]
         if n_steps % thin_:
             plan.append((n_steps % thin_, 1))
@@ -353,7 +405,7 @@ def sample(
             start = time.perf_counter()
             # NumPy scalars: the compiled call moves them to the device itself, which on a
             # GPU costs far less than a jnp.asarray each (measured: see BENCHMARKS.md)
-            states, keys, (positions, infos) = run_chunk(
+            states, keys, (positions, per_draw, per_chunk) = run_chunk(
                 states, keys, data, np.float32(t), np.int32(size), np.int32(step_thin), schedule_tree
             )
             jax.block_until_ready(states)
@@ -361,19 +413,23 @@ def sample(
             # to the host first, then slice: slicing on the device would dispatch (and for
             # each new chunk size compile) small programs of its own
             positions = np.asarray(positions)[:, :size]
-            infos = jax.tree_util.tree_map(lambda x: np.asarray(x)[:, :size], infos)
-            _check_finite(positions, infos.potential, t, t + size * step_thin, schedule, kernel.name)
+            stats = {f: np.asarray(v)[:, :size] for f, v in per_draw.items()}
+            for f, v in per_chunk.items():  # constants: one value per chain
+                v = np.asarray(v)
+                stats[f] = np.broadcast_to(v[:, None], (v.shape[0], size, *v.shape[1:]))
+            _check_finite(positions, stats, t, t + size * step_thin, schedule, kernel.name)
             if save:
                 parts.append(positions)
-            infos_out.append(infos)
+            stats_out.append(stats)
             wall.append(elapsed + seconds * np.arange(1, size + 1) / size)
             recorded_steps.append(t + step_thin * np.arange(1, size + 1) - 1)
+            recorded_potential.append(stats.get("potential", np.full((n_chains, size), np.nan)))
             elapsed += seconds
             t += size * step_thin
             bar.update(size * step_thin)
-        return states, keys, parts, infos_out, wall
+        return states, keys, parts, stats_out, wall
 
-    warm_pot, warm_steps, recorded_steps = [], [], []
+    warm_pot, warm_steps, recorded_steps, recorded_potential = [], [], [], []
     try:
         if adapting:
             # Two windows: the first (30% of warm-up) brings the chains to the typical set
@@ -383,32 +439,31 @@ def sample(
                 length = int(fraction * n_warmup)
                 burn = int(skip * length)
                 if burn:
-                    states, keys, _, infos, _ = run_phase(states, keys, burn, 1, False, 2)
-                    warm_pot += [i.potential for i in infos]
+                    states, keys, _, _, _ = run_phase(states, keys, burn, 1, False, 2)
+                    warm_pot += recorded_potential
                     warm_steps += recorded_steps
                 keep = max(1, (length - burn) // 400)
-                states, keys, parts, infos, _ = run_phase(states, keys, (length - burn) // keep * keep, keep, True, 2)
-                warm_pot += [i.potential for i in infos]
+                states, keys, parts, _, _ = run_phase(states, keys, (length - burn) // keep * keep, keep, True, 2)
+                warm_pot += recorded_potential
                 warm_steps += recorded_steps
                 states = install(states, _estimate_transform(np.concatenate(parts, axis=1), dense))
         rest = n_warmup - t
         if rest > 0:
-            states, keys, _, infos, _ = run_phase(states, keys, rest, 1, False, max(1, n_chunks // 3))
-            warm_pot += [i.potential for i in infos]
+            states, keys, _, _, _ = run_phase(states, keys, rest, 1, False, max(1, n_chunks // 3))
+            warm_pot += recorded_potential
             warm_steps += recorded_steps
-        states, keys, pos_parts, info_parts, wall = run_phase(states, keys, n_draws * thin, thin, True, n_chunks, draws=True)
+        states, keys, pos_parts, stats_parts, wall = run_phase(states, keys, n_draws * thin, thin, True, n_chunks, draws=True)
     finally:
         bar.close()
 
     iteration = n_warmup + thin * np.arange(1, n_draws + 1) - 1
     step_sizes = np.asarray(schedule(jnp.asarray(iteration, jnp.float32)), dtype=np.float64)
-    cat = lambda name: np.concatenate([getattr(p, name) for p in info_parts], axis=1)  # noqa: E731
-    _warn_if_stuck(cat("acceptance"), float(step_sizes[-1]), kernel.name)
+    stats = {f: np.concatenate([p[f] for p in stats_parts], axis=1) for f in stats_parts[0]}
+    if "acceptance" in stats:
+        _warn_if_stuck(stats["acceptance"], float(step_sizes[-1]), kernel.name)
     return SampleResult(
         positions=np.concatenate(pos_parts, axis=1),
-        potential=cat("potential"),
-        acceptance=cat("acceptance"),
-        n_evaluated=cat("n_evaluated"),
+        stats=stats,
         step_size=np.broadcast_to(step_sizes, (n_draws,)).copy(),
         iteration=iteration,
         wall_time=np.concatenate(wall),

@@ -27,20 +27,31 @@ class Potential(NamedTuple):
 
 
 class StepInfo(NamedTuple):
-    """Per-step record: potential (exact or minibatch estimate), acceptance
-    probability (NaN where a kernel has no accept step), data rows evaluated."""
+    """A generic per-step record for kernels with nothing of their own to report:
+    potential (exact or minibatch estimate), acceptance probability, data rows evaluated."""
 
     potential: jnp.ndarray
     acceptance: jnp.ndarray
     n_evaluated: jnp.ndarray
 
 
+#: How the driver condenses an ``info`` field over the ``thin`` steps behind a kept draw:
+#: ``"mean"`` (averaged over them) or ``"sum"`` (added up). Every other field is the value
+#: of the kept step itself.
+THIN_REDUCTIONS = {"acceptance": "mean", "n_evaluated": "sum"}
+
+
 class SamplingAlgorithm(NamedTuple):
     """``init(key, position, data) -> state``; ``step(key, state, data, step_size) -> (state, info)``.
 
-    ``name`` labels the kernel in diagnostics and error messages. ``adapt(state, T)``,
-    where defined, installs the linear reparameterisation ``theta = theta_0 + T u``
-    (see :func:`transform_apply`); kernels without one (exact Gibbs) leave it ``None``.
+    ``info`` is the kernel's own NamedTuple of scalars or small arrays (its potential,
+    acceptance probability, thermostat, rows evaluated, ...); the driver records every
+    field per kept draw, condensed over the thinned steps by :data:`THIN_REDUCTIONS`. A
+    field that is a NumPy constant (:func:`is_fixed`: the same at every step, e.g. a
+    fixed minibatch size) is recorded once rather than per draw. ``name`` labels the
+    kernel in diagnostics and error messages. ``adapt(state, T)``, where defined, installs
+    the linear reparameterisation ``theta = theta_0 + T u`` (see :func:`transform_apply`);
+    kernels without one (exact Gibbs) leave it ``None``.
     """
 
     init: Callable[..., Any]
@@ -55,7 +66,7 @@ def nan_like(x):
 
 
 def fixed_count(n: int):
-    """``n`` as a constant of JAX's default integer dtype (for ``StepInfo.n_evaluated``).
+    """``n`` as a constant of JAX's default integer dtype (for an ``n_evaluated`` field).
 
     A kernel that evaluates the same number of rows every step reports it this way, so
     that the driver can multiply instead of adding it up step by step.
@@ -66,7 +77,7 @@ def fixed_count(n: int):
 
 
 def is_fixed(x) -> bool:
-    """Whether a ``StepInfo`` field is a constant (NumPy) rather than a traced value."""
+    """Whether an ``info`` field is a constant (NumPy) rather than a traced value."""
     return isinstance(x, (np.ndarray, np.generic))
 
 

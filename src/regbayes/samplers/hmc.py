@@ -18,11 +18,12 @@ from typing import NamedTuple
 
 import jax
 import jax.numpy as jnp
+import numpy as np
 
 from .base import (
     Potential,
     SamplingAlgorithm,
-    StepInfo,
+    fixed_count,
     identity_transform,
     transform_apply,
     transform_apply_t,
@@ -34,6 +35,16 @@ class HMCState(NamedTuple):
     potential: jnp.ndarray
     subgrad: jnp.ndarray
     transform: jnp.ndarray
+
+
+class HMCInfo(NamedTuple):
+    """One iteration: the potential at the chain's new position, the MH acceptance
+    probability ``min(1, exp(H - H'))`` (1 without the correction) and the data rows read
+    by the ``L`` subgradients."""
+
+    potential: jnp.ndarray
+    acceptance: jnp.ndarray
+    n_evaluated: jnp.ndarray
 
 
 @functools.lru_cache(maxsize=None)
@@ -84,9 +95,9 @@ def shmc(potential: Potential, n_leapfrog: int = 10, mh_correction: bool = True)
                 T,
             )
         else:
-            accept_prob = jnp.ones_like(u)
+            accept_prob = np.ones((), jnp.result_type(u))  # a constant: recorded once, not per draw
             new = HMCState(theta, u, g, T)
         n_eval = potential.n_data(data) if exact else potential.batch_size
-        return new, StepInfo(new.potential, accept_prob, jnp.asarray(n_eval * n_leapfrog))
+        return new, HMCInfo(new.potential, accept_prob, fixed_count(n_eval * n_leapfrog))
 
     return SamplingAlgorithm(init, step, "shmc", adapt)

@@ -38,10 +38,8 @@ import jax.numpy as jnp
 from .base import (
     Potential,
     SamplingAlgorithm,
-    StepInfo,
     fixed_count,
     identity_transform,
-    nan_like,
     transform_apply,
     transform_apply_t,
 )
@@ -52,6 +50,14 @@ class SGLDState(NamedTuple):
     sq_grad_sum: jnp.ndarray  # AdaGrad accumulator G_t (zeros when unused)
     count: jnp.ndarray  # steps t in G_t, one per coordinate: updated in the same fused loop as G_t
     transform: jnp.ndarray
+
+
+class SGLDInfo(NamedTuple):
+    """One SSGLD step: the potential estimate ``U~(theta_t)`` (eq. 7) at the point of the
+    subgradient, and the data rows it read."""
+
+    potential: jnp.ndarray
+    n_evaluated: jnp.ndarray
 
 
 @functools.lru_cache(maxsize=None)
@@ -81,7 +87,6 @@ def ssgld(potential: Potential, preconditioner: str | None = None, delta: float 
         move = -a * g + jnp.sqrt(2.0 * a) * noise
         position = state.position + transform_apply(state.transform, move)
         n_eval = potential.batch_size or potential.n_data(data)
-        info = StepInfo(u, nan_like(u), fixed_count(n_eval))
-        return SGLDState(position, sq, count, state.transform), info
+        return SGLDState(position, sq, count, state.transform), SGLDInfo(u, fixed_count(n_eval))
 
     return SamplingAlgorithm(init, step, "ssgld", adapt)

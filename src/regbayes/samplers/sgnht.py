@@ -23,10 +23,8 @@ import jax.numpy as jnp
 from .base import (
     Potential,
     SamplingAlgorithm,
-    StepInfo,
     fixed_count,
     identity_transform,
-    nan_like,
     transform_apply,
     transform_apply_t,
 )
@@ -37,6 +35,16 @@ class SGNHTState(NamedTuple):
     momentum: jnp.ndarray
     thermostat: jnp.ndarray
     transform: jnp.ndarray
+
+
+class SGNHTInfo(NamedTuple):
+    """One SSGNHT step: the potential estimate ``U~(theta_t)``, the new thermostat
+    ``xi_{t+1}`` (it settles where the kinetic energy per coordinate is 1) and the data
+    rows read."""
+
+    potential: jnp.ndarray
+    thermostat: jnp.ndarray
+    n_evaluated: jnp.ndarray
 
 
 INITIAL_MOMENTA = ("normal", "zero")
@@ -86,7 +94,6 @@ def ssgnht(potential: Potential, diffusion: float = 1.0, initial_momentum: str =
         position = state.position + h * transform_apply(state.transform, r)
         xi = state.thermostat + h * (jnp.mean(r**2) - 1.0)
         n_eval = potential.batch_size or potential.n_data(data)
-        info = StepInfo(u, nan_like(u), fixed_count(n_eval))
-        return SGNHTState(position, r, xi, state.transform), info
+        return SGNHTState(position, r, xi, state.transform), SGNHTInfo(u, xi, fixed_count(n_eval))
 
     return SamplingAlgorithm(init, step, "ssgnht", adapt)

@@ -28,7 +28,7 @@ from typing import NamedTuple
 import jax
 import jax.numpy as jnp
 
-from .base import SamplingAlgorithm, StepInfo, nan_like
+from .base import SamplingAlgorithm
 
 
 class SimplexCounts(NamedTuple):
@@ -42,6 +42,10 @@ class SimplexCounts(NamedTuple):
 
 class SGRLDState(NamedTuple):
     position: jnp.ndarray  # expanded-mean theta (K, V), positive
+
+
+class SGRLDInfo(NamedTuple):
+    """SGRLD reports nothing per step: its data are counts, not a potential."""
 
 
 def simplex_mean(theta):
@@ -70,7 +74,7 @@ def sgrld() -> SamplingAlgorithm:
     """SGRLD as a :class:`SamplingAlgorithm` over :class:`SimplexCounts` data.
 
     ``position`` is the expanded-mean theta; ``simplex_mean(state.position)`` the simplex
-    parameter. The potential in ``info`` is not computed (NaN).
+    parameter. ``info`` is an empty :class:`SGRLDInfo`.
     """
 
     def init(key, position, data):
@@ -79,7 +83,6 @@ def sgrld() -> SamplingAlgorithm:
 
     def step(key, state, data: SimplexCounts, step_size):
         theta = sgrld_simplex_step(key, state.position, data.counts, data.scale, data.prior, step_size)
-        nan = nan_like(theta)
-        return SGRLDState(theta), StepInfo(nan, nan, jnp.asarray(0))
+        return SGRLDState(theta), SGRLDInfo()
 
     return SamplingAlgorithm(init, step, "sgrld")

@@ -30,12 +30,20 @@ import jax
 import jax.numpy as jnp
 from jax.scipy.special import betainc
 
-from .base import Potential, SamplingAlgorithm, StepInfo, identity_transform, transform_apply
+from .base import Potential, SamplingAlgorithm, identity_transform, transform_apply
 
 
 class SRWMState(NamedTuple):
     position: jnp.ndarray
     transform: jnp.ndarray
+
+
+class SRWMInfo(NamedTuple):
+    """One step: whether the proposal was accepted (1 or 0) and the rows the sequential
+    test read before it decided."""
+
+    acceptance: jnp.ndarray
+    n_evaluated: jnp.ndarray
 
 
 MAX_ROUND = 2**17  # rows added to the test's sample per round, at most
@@ -111,7 +119,6 @@ def srwm(potential: Potential, epsilon: float = 0.05) -> SamplingAlgorithm:
         n_seen, total, _, _, _ = jax.lax.while_loop(cond, body, start)
         accept = total / n_seen > mu0
         position = jnp.where(accept, proposal, theta)
-        info = StepInfo(jnp.full((), jnp.nan, theta.dtype), accept.astype(theta.dtype), n_seen)
-        return SRWMState(position, state.transform), info
+        return SRWMState(position, state.transform), SRWMInfo(accept.astype(theta.dtype), n_seen)
 
     return SamplingAlgorithm(init, step, "srwm", adapt)
