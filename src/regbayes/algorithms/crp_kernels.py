@@ -132,8 +132,10 @@ def crp_sweep_kernel(
         # remove x_i from its component
         if singleton:
             counts[k_old] = 0
-            means[k_old, :] = prior_mean
-            chols[k_old, :, :] = prior_chol
+            for j in range(d):
+                means[k_old, j] = prior_mean[j]
+                for l in range(d):
+                    chols[k_old, j, l] = prior_chol[j, l]
         elif assigned:
             kap = prior_kappa + counts[k_old]
             f = math.sqrt(kap / (kap - 1.0))
@@ -149,7 +151,9 @@ def crp_sweep_kernel(
                 for j in range(D):
                     aux[a, l, j] = prior_scale * np.random.standard_normal()
         if singleton:
-            aux[0, :, :] = eta[k_old]
+            for l in range(n_cls):
+                for j in range(D):
+                    aux[0, l, j] = eta[k_old, l, j]
         # log weights of the existing components and of the auxiliary ones
         y = Y[i]
         xd = design[i]
@@ -192,7 +196,9 @@ def crp_sweep_kernel(
                         k_new = k
                         break
             if not (singleton and a == 0):
-                eta[k_new, :, :] = aux[a]
+                for l in range(n_cls):
+                    for j in range(D):
+                        eta[k_new, l, j] = aux[a, l, j]
                 fresh[k_new] = True
         # add x_i to its new component
         kap = prior_kappa + counts[k_new]
