@@ -6,6 +6,10 @@ values a token needs are contiguous. Every kernel is pure: it copies what it cha
 returns it; randomness comes from an explicit integer ``seed`` through a counter-based
 generator (splitmix64), one stream per document, so results do not depend on threads.
 
+The public functions are thin Python wrappers: they convert every argument to the one
+dtype and layout its compiled kernel takes (read-only inputs as read-only views), so each
+kernel is compiled once, on first use, whatever arrays the caller holds.
+
 Two token conditionals, each exposed as a function for the enumeration tests:
 
 * collapsed Gibbs MedLDA with data augmentation (Theta, Phi collapsed; paper 001, eq. 13 with
@@ -487,9 +491,9 @@ def gibbs_medlda_sweep(doc_ptr, words, z, ndk, nwk, nk, eta, y_sign, inv_omega, 
     ndk = np.array(ndk, dtype=np.float64, order="C")
     nwk = np.array(nwk, dtype=np.float64, order="C")
     nk = np.array(nk, dtype=np.float64, order="C")
-    _gibbs_medlda_sweep(_frozen(doc_ptr, np.int64), _frozen(words, np.int32), z, ndk, nwk, nk, _frozen(eta, np.float64),
-                        _frozen(y_sign, np.float64), _frozen(inv_omega, np.float64), float(alpha), float(beta), float(C),
-                        float(margin), int(seed), bool(multiplicative))
+    _gibbs_medlda_sweep(_frozen(doc_ptr, np.int64), _frozen(words, np.int32), z, ndk, nwk, nk,
+                        _frozen(eta, np.float64), _frozen(y_sign, np.float64), _frozen(inv_omega, np.float64),
+                        float(alpha), float(beta), float(C), float(margin), int(seed), bool(multiplicative))
     if z_dtype != np.int32:
         z = z.astype(z_dtype)
     return z, ndk, nwk, nk
