@@ -18,13 +18,108 @@ components, whose features are far from centred). It stops on the duality gap.
 from __future__ import annotations
 
 import numba
+import numba.np.linalg as numba_linalg
 import numpy as np
+from numba.core import types
+
+
+# BLAS and LAPACK through the same helper functions numba's ``@``, ``np.dot`` and
+# ``np.linalg.solve`` call for float64 arrays, with the same arguments (so the same
+# results), without compiling their generic implementations and error formatting, which
+# made up most of this module's compile time.
+_KIND = np.int8(ord("d"))
+_NO_TRANS = np.int8(ord("n"))
+_TRANS = np.int8(ord("t"))
+_xxgemv = types.ExternalFunction("numba_xxgemv", types.intc(
+    types.char, types.char, types.intp, types.intp, types.voidptr, types.voidptr, types.intp, types.voidptr,
+    types.voidptr, types.voidptr))
+_xxgemm = types.ExternalFunction("numba_xxgemm", types.intc(
+    types.char, types.char, types.char, types.intp, types.intp, types.intp, types.voidptr, types.voidptr,
+    types.intp, types.voidptr, types.intp, types.voidptr, types.voidptr, types.intp))
+_xxdot = types.ExternalFunction("numba_xxdot", types.intc(
+    types.char, types.char, types.intp, types.voidptr, types.voidptr, types.voidptr))
+_xgesv = types.ExternalFunction("numba_xgesv", types.intc(
+    types.char, types.intp, types.intp, types.voidptr, types.intp, types.voidptr, types.voidptr, types.intp))
+_LAPACK_INT = numba_linalg.F_INT_nptype
+
+
+@numba.njit(cache=True)
+def _check(status):
+    if status != 0:
+        raise RuntimeError("BLAS/LAPACK call failed (is scipy installed?)")
+
+
+@numba.njit(cache=True)
+def _dot(x, y):
+    """``np.dot(x, y)`` of two float64 vectors."""
+    out = np.empty(1)
+    _check(_xxdot(_KIND, np.int8(0), x.shape[0], x.ctypes, y.ctypes, out.ctypes))
+    return out[0]
+
+
+@numba.njit(cache=True)
+def _matvec(A, x, transposed):
+    """``A @ x`` or, with ``transposed``, ``A.T @ x`` for a C-contiguous matrix ``A``."""
+    rows, cols = A.shape
+    m, n = (cols, rows) if transposed else (rows, cols)
+    if n == 0 or m == 0:
+        return np.zeros(m)
+    out = np.empty(m)
+    one = np.ones(1)
+    zero = np.zeros(1)
+    trans = _NO_TRANS if transposed else _TRANS
+    _check(_xxgemv(_KIND, trans, cols, rows, one.ctypes, A.ctypes, cols, x.ctypes, zero.ctypes, out.ctypes))
+    return out
+
+
+@numba.njit(cache=True)
+def _gram(B):
+    """``B.T @ B`` for a C-contiguous matrix ``B``."""
+    rows, cols = B.shape
+    out = np.zeros((cols, cols))
+    if rows == 0 or cols == 0:
+        return out
+    if cols == 1:
+        _check(_xxdot(_KIND, np.int8(0), rows, B.ctypes, B.ctypes, out.ctypes))
+        return out
+    one = np.ones(1)
+    zero = np.zeros(1)
+    _check(_xxgemm(_KIND, _NO_TRANS, _TRANS, cols, cols, rows, one.ctypes, B.ctypes, cols, B.ctypes, cols,
+                   zero.ctypes, out.ctypes, cols))
+    return out
+
+
+@numba.njit(cache=True)
+def _solve(S, rhs):
+    """``np.linalg.solve(S, rhs)`` (LU with partial pivoting, LAPACK gesv) for a square
+    C-contiguous ``S`` and a vector ``rhs``, with its errors."""
+    n = S.shape[0]
+    for i in range(n):
+        if not np.isfinite(rhs[i]):
+            raise np.linalg.LinAlgError("Array must not contain infs or NaNs.")
+        for j in range(n):
+            if not np.isfinite(S[i, j]):
+                raise np.linalg.LinAlgError("Array must not contain infs or NaNs.")
+    lu = np.empty((n, n))  # S in Fortran order: its transpose in C order
+    for i in range(n):
+        for j in range(n):
+            lu[j, i] = S[i, j]
+    x = rhs.copy()
+    if n == 0:
+        return x
+    pivots = np.empty(n, dtype=_LAPACK_INT)
+    status = _xgesv(_KIND, n, 1, lu.ctypes, n, pivots.ctypes, x.ctypes, n)
+    if status < 0:
+        raise RuntimeError("LAPACK gesv failed")
+    if status > 0:
+        raise np.linalg.LinAlgError("Matrix is singular to machine precision.")
+    return x
 
 
 @numba.njit(cache=True)
 def _svm_hinge_sum(A, c, n_groups, w):
     k = A.shape[0] // n_groups
-    Aw = A @ w
+    Aw = _matvec(A, w, False)
     total = 0.0
     for i in range(n_groups):
         worst = 0.0
@@ -38,14 +133,14 @@ def _svm_hinge_sum(A, c, n_groups, w):
 
 def svm_hinge_sum(A, c, n_groups, w):
     """``sum_i max(0, max_{j in group i} c_j - A_j w)``; rows grouped contiguously, equal counts."""
-    return _svm_hinge_sum(_frozen(A), _frozen(c), int(n_groups), _frozen(w))
+    return _svm_hinge_sum(_float64(A), _float64(c), int(n_groups), _float64(w))
 
 
 # The solver below is written with explicit loops where it could use array expressions
 # and slice assignments: numba compiles every array expression as a function of its own
-# and every broadcasting assignment with its error-message formatting, which made up most
-# of its compile time. The arithmetic is the same, element by element; the matrix
-# products and np.dot stay BLAS calls.
+# and every broadcasting assignment with its error-message formatting. The arithmetic is
+# the same, element by element; the matrix products, dot products and the linear solve
+# are the BLAS/LAPACK calls above.
 @numba.njit(cache=True)
 def _group_sum(v, n, k):
     out = np.zeros(n)
@@ -78,19 +173,19 @@ def _newton(A, F, S, HE, s, lam, xi, mu, r_w, r_xi, r_s, r_c1, r_c2, n, k):
     for i in range(n):
         b_xi[i] = -r_xi[i] + g1[i] + r_c2[i] / xi[i]
         b_xi_he[i] = b_xi[i] / HE[i]
-    At1 = A.T @ t1
-    Fb = F.T @ b_xi_he
+    At1 = _matvec(A, t1, True)
+    Fb = _matvec(F, b_xi_he, True)
     rhs = np.empty(r_w.shape[0])
     for p in range(r_w.shape[0]):
         rhs[p] = (-r_w[p] + At1[p]) - Fb[p]
-    dw = np.linalg.solve(S, rhs)  # S >= I in exact arithmetic; LU copes when rounding blurs it
-    Fdw = F @ dw
+    dw = _solve(S, rhs)  # S >= I in exact arithmetic; LU copes when rounding blurs it
+    Fdw = _matvec(F, dw, False)
     dxi = np.empty(n)
     dmu = np.empty(n)
     for i in range(n):
         dxi[i] = (b_xi[i] - Fdw[i]) / HE[i]
         dmu[i] = (r_c2[i] - mu[i] * dxi[i]) / xi[i]
-    Adw = A @ dw
+    Adw = _matvec(A, dw, False)
     ds = np.empty(J)
     dlam = np.empty(J)
     for j in range(J):
@@ -105,7 +200,7 @@ def _shifted_dot(x, dx, y, dy, a, tmp_x, tmp_y):
     for j in range(x.shape[0]):
         tmp_x[j] = x[j] + a * dx[j]
         tmp_y[j] = y[j] + a * dy[j]
-    return np.dot(tmp_x, tmp_y)
+    return _dot(tmp_x, tmp_y)
 
 
 @numba.njit(cache=True)
@@ -121,7 +216,7 @@ def _svm_primal_qp(A, c, n_groups, U, gap_tol, max_iter):
             if c[j] > top:
                 top = c[j]
         xi[i] = max(top, 0.0) + 1.0
-    Aw = A @ w
+    Aw = _matvec(A, w, False)
     s = np.empty(J)
     for j in range(J):
         s[j] = Aw[j] + xi[j // k] - c[j]
@@ -156,26 +251,26 @@ def _svm_primal_qp(A, c, n_groups, U, gap_tol, max_iter):
         shrink = min(1.0, U / top) if top > 0.0 else 1.0
         for j in range(J):
             lam_shrunk[j] = lam[j] * shrink
-        w_dual = A.T @ lam_shrunk
-        dual = shrink * np.dot(c, lam) - 0.5 * np.dot(w_dual, w_dual)
+        w_dual = _matvec(A, lam_shrunk, True)
+        dual = shrink * _dot(c, lam) - 0.5 * _dot(w_dual, w_dual)
         for cand_index in range(2):
             cand = w if cand_index == 0 else w_dual
-            value = 0.5 * np.dot(cand, cand) + U * _svm_hinge_sum(A, c, n, cand)
+            value = 0.5 * _dot(cand, cand) + U * _svm_hinge_sum(A, c, n, cand)
             if value < best_primal:
                 best_primal = value
                 best_w = cand.copy()
         gap = best_primal - dual
         if gap <= gap_tol * max(abs(best_primal), 1e-300):
             break
-        Alam = A.T @ lam
+        Alam = _matvec(A, lam, True)
         for p in range(P):
             r_w[p] = w[p] - Alam[p]
         for i in range(n):
             r_xi[i] = U - glam[i] - mu[i]
-        Aw = A @ w
+        Aw = _matvec(A, w, False)
         for j in range(J):
             r_s[j] = s[j] - Aw[j] - xi[j // k] + c[j]
-        tau = (np.dot(s, lam) + np.dot(xi, mu)) / m_total
+        tau = (_dot(s, lam) + _dot(xi, mu)) / m_total
         if not (tau * m_total > 1e-14 * max(abs(best_primal), 1.0)):
             break  # complementarity at rounding level: no further progress possible
         for j in range(J):
@@ -213,8 +308,8 @@ def _svm_primal_qp(A, c, n_groups, U, gap_tol, max_iter):
             weight = np.sqrt(E[i] / (dsum * HE[i]))
             for p in range(P):
                 rank_one[i, p] = weight * F[i, p]
-        S = centred.T @ centred
-        S_rank = rank_one.T @ rank_one
+        S = _gram(centred)
+        S_rank = _gram(rank_one)
         finite = True
         for p in range(P):
             for q in range(P):
@@ -263,18 +358,14 @@ def svm_primal_qp(A, c, n_groups, U, gap_tol=1e-9, max_iter=200):
     ``max_iter`` was reached or the complementarity fell to rounding level first (then
     ``gap`` says how close ``w`` is).
     """
-    return _svm_primal_qp(_frozen(A), _frozen(c), int(n_groups), float(U), float(gap_tol), int(max_iter))
+    return _svm_primal_qp(_float64(A), _float64(c), int(n_groups), float(U), float(gap_tol), int(max_iter))
 
 
-def _frozen(a):
-    """``a`` as a C-contiguous, read-only float64 array (a view where no conversion is
-    needed): one compiled specialisation whatever layout, dtype or writability the caller's
-    array has."""
-    a = np.ascontiguousarray(a, dtype=np.float64)
-    if a.flags.writeable:
-        a = a.view()
-        a.flags.writeable = False
-    return a
+def _float64(a):
+    """A C-contiguous, writable float64 copy of ``a``: one compiled specialisation of each
+    kernel (and of the BLAS helpers it calls) whatever layout, dtype or writability the
+    caller's array has. The copies are O(size) against the solver's O(rows * weights^2)."""
+    return np.array(a, dtype=np.float64, order="C")
 
 
 @numba.njit(cache=True)
@@ -319,7 +410,7 @@ def _assignment_pass(order, z, counts, Q0, q_new, X, code, s, Xt, y, n_classes, 
                 best = k
         for r in range(n_new):
             j = seeds[r]
-            g = np.dot(Xt[j], Xt[i])
+            g = _dot(Xt[j], Xt[i])
             if M == 0:
                 zeta = margin - y[i] * seed_scale[j] * y[j] * g
             else:
@@ -364,15 +455,11 @@ def assignment_pass(order, z, counts, Q0, q_new, X, code, s, Xt, y, n_classes, s
     """
     # labels as float64 (exact for the +-1 and 0..M-1 codes): one compiled specialisation
     # for the binary, the multi-class and the unlabelled (DP-means) callers
-    return _assignment_pass(_frozen_int(order), _frozen_int(z), _frozen_int(counts), _frozen(Q0), _frozen(q_new),
-                            _frozen(X), int(code), float(s), _frozen(Xt), _frozen(y), int(n_classes),
-                            _frozen(seed_scale), float(C), float(margin))
+    return _assignment_pass(_int64(order), _int64(z), _int64(counts), _float64(Q0), _float64(q_new),
+                            _float64(X), int(code), float(s), _float64(Xt), _float64(y), int(n_classes),
+                            _float64(seed_scale), float(C), float(margin))
 
 
-def _frozen_int(a):
-    """:func:`_frozen` for int64 arrays."""
-    a = np.ascontiguousarray(a, dtype=np.int64)
-    if a.flags.writeable:
-        a = a.view()
-        a.flags.writeable = False
-    return a
+def _int64(a):
+    """:func:`_float64` for int64 arrays."""
+    return np.array(a, dtype=np.int64, order="C")
