@@ -132,8 +132,10 @@ def crp_sweep_kernel(
         # remove x_i from its component
         if singleton:
             counts[k_old] = 0
-            means[k_old, :] = prior_mean
-            chols[k_old, :, :] = prior_chol
+            for j in range(d):
+                means[k_old, j] = prior_mean[j]
+                for l in range(d):
+                    chols[k_old, j, l] = prior_chol[j, l]
         elif assigned:
             kap = prior_kappa + counts[k_old]
             f = math.sqrt(kap / (kap - 1.0))
@@ -149,7 +151,9 @@ def crp_sweep_kernel(
                 for j in range(D):
                     aux[a, l, j] = prior_scale * np.random.standard_normal()
         if singleton:
-            aux[0, :, :] = eta[k_old]
+            for l in range(n_cls):
+                for j in range(D):
+                    aux[0, l, j] = eta[k_old, l, j]
         # log weights of the existing components and of the auxiliary ones
         y = Y[i]
         xd = design[i]
@@ -192,7 +196,9 @@ def crp_sweep_kernel(
                         k_new = k
                         break
             if not (singleton and a == 0):
-                eta[k_new, :, :] = aux[a]
+                for l in range(n_cls):
+                    for j in range(D):
+                        eta[k_new, l, j] = aux[a, l, j]
                 fresh[k_new] = True
         # add x_i to its new component
         kap = prior_kappa + counts[k_new]
@@ -225,7 +231,11 @@ def crp_sweep(X, design, Y, z, counts, means, chols, eta, *, alpha, C, margin, p
     fresh)``; the inputs are not modified. The slot buffers double whenever a datum may
     need a new component and all slots are taken (``fresh`` marks slots that received a
     new classifier in this sweep)."""
-    z, counts, means, chols, eta = (np.array(a, copy=True) for a in (z, counts, means, chols, eta))
+    # one dtype and layout per kernel argument (read-only inputs as read-only views), so that
+    # the kernel is compiled once whatever arrays the caller holds
+    X, design, Y, prior_mean, prior_chol = (_frozen(a) for a in (X, design, Y, prior_mean, prior_chol))
+    z, counts = (np.array(a, dtype=np.int64, order="C") for a in (z, counts))
+    means, chols, eta = (np.array(a, dtype=np.float64, order="C") for a in (means, chols, eta))
     fresh = np.zeros(counts.shape[0], bool)
     start, n, call = 0, X.shape[0], 0
     while True:
@@ -239,3 +249,12 @@ def crp_sweep(X, design, Y, z, counts, means, chols, eta, *, alpha, C, margin, p
             return z, counts, means, chols, eta, fresh
         counts, means, chols, eta, fresh = grow(2 * counts.shape[0], counts, means, chols, eta, fresh, prior_mean, prior_chol)
         call += 1
+
+
+def _frozen(a):
+    """``a`` as a C-contiguous, read-only float64 array (a view where no conversion is needed)."""
+    a = np.ascontiguousarray(a, dtype=np.float64)
+    if a.flags.writeable:
+        a = a.view()
+        a.flags.writeable = False
+    return a

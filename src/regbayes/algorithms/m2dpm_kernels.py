@@ -18,39 +18,135 @@ components, whose features are far from centred). It stops on the duality gap.
 from __future__ import annotations
 
 import numba
+import numba.np.linalg as numba_linalg
 import numpy as np
+from numba.core import types
+
+
+# BLAS and LAPACK through the same helper functions numba's ``@``, ``np.dot`` and
+# ``np.linalg.solve`` call for float64 arrays, with the same arguments (so the same
+# results), without compiling their generic implementations and error formatting, which
+# made up most of this module's compile time.
+_KIND = np.int8(ord("d"))
+_NO_TRANS = np.int8(ord("n"))
+_TRANS = np.int8(ord("t"))
+_xxgemv = types.ExternalFunction("numba_xxgemv", types.intc(
+    types.char, types.char, types.intp, types.intp, types.voidptr, types.voidptr, types.intp, types.voidptr,
+    types.voidptr, types.voidptr))
+_xxgemm = types.ExternalFunction("numba_xxgemm", types.intc(
+    types.char, types.char, types.char, types.intp, types.intp, types.intp, types.voidptr, types.voidptr,
+    types.intp, types.voidptr, types.intp, types.voidptr, types.voidptr, types.intp))
+_xxdot = types.ExternalFunction("numba_xxdot", types.intc(
+    types.char, types.char, types.intp, types.voidptr, types.voidptr, types.voidptr))
+_xgesv = types.ExternalFunction("numba_xgesv", types.intc(
+    types.char, types.intp, types.intp, types.voidptr, types.intp, types.voidptr, types.voidptr, types.intp))
+_LAPACK_INT = numba_linalg.F_INT_nptype
 
 
 @numba.njit(cache=True)
-def svm_hinge_sum(A, c, n_groups, w):
-    """``sum_i max(0, max_{j in group i} c_j - A_j w)``; rows grouped contiguously, equal counts."""
+def _check(status):
+    if status != 0:
+        raise RuntimeError("BLAS/LAPACK call failed (is scipy installed?)")
+
+
+@numba.njit(cache=True)
+def _dot(x, y):
+    """``np.dot(x, y)`` of two float64 vectors."""
+    out = np.empty(1)
+    _check(_xxdot(_KIND, np.int8(0), x.shape[0], x.ctypes, y.ctypes, out.ctypes))
+    return out[0]
+
+
+@numba.njit(cache=True)
+def _matvec(A, x, transposed):
+    """``A @ x`` or, with ``transposed``, ``A.T @ x`` for a C-contiguous matrix ``A``."""
+    rows, cols = A.shape
+    m, n = (cols, rows) if transposed else (rows, cols)
+    if n == 0 or m == 0:
+        return np.zeros(m)
+    out = np.empty(m)
+    one = np.ones(1)
+    zero = np.zeros(1)
+    trans = _NO_TRANS if transposed else _TRANS
+    _check(_xxgemv(_KIND, trans, cols, rows, one.ctypes, A.ctypes, cols, x.ctypes, zero.ctypes, out.ctypes))
+    return out
+
+
+@numba.njit(cache=True)
+def _gram(B):
+    """``B.T @ B`` for a C-contiguous matrix ``B``."""
+    rows, cols = B.shape
+    out = np.zeros((cols, cols))
+    if rows == 0 or cols == 0:
+        return out
+    if cols == 1:
+        _check(_xxdot(_KIND, np.int8(0), rows, B.ctypes, B.ctypes, out.ctypes))
+        return out
+    one = np.ones(1)
+    zero = np.zeros(1)
+    _check(_xxgemm(_KIND, _NO_TRANS, _TRANS, cols, cols, rows, one.ctypes, B.ctypes, cols, B.ctypes, cols,
+                   zero.ctypes, out.ctypes, cols))
+    return out
+
+
+@numba.njit(cache=True)
+def _solve(S, rhs):
+    """``np.linalg.solve(S, rhs)`` (LU with partial pivoting, LAPACK gesv) for a square
+    C-contiguous ``S`` and a vector ``rhs``, with its errors."""
+    n = S.shape[0]
+    for i in range(n):
+        if not np.isfinite(rhs[i]):
+            raise np.linalg.LinAlgError("Array must not contain infs or NaNs.")
+        for j in range(n):
+            if not np.isfinite(S[i, j]):
+                raise np.linalg.LinAlgError("Array must not contain infs or NaNs.")
+    lu = np.empty((n, n))  # S in Fortran order: its transpose in C order
+    for i in range(n):
+        for j in range(n):
+            lu[j, i] = S[i, j]
+    x = rhs.copy()
+    if n == 0:
+        return x
+    pivots = np.empty(n, dtype=_LAPACK_INT)
+    status = _xgesv(_KIND, n, 1, lu.ctypes, n, pivots.ctypes, x.ctypes, n)
+    if status < 0:
+        raise RuntimeError("LAPACK gesv failed")
+    if status > 0:
+        raise np.linalg.LinAlgError("Matrix is singular to machine precision.")
+    return x
+
+
+@numba.njit(cache=True)
+def _svm_hinge_sum(A, c, n_groups, w):
     k = A.shape[0] // n_groups
-    r = c - A @ w
+    Aw = _matvec(A, w, False)
     total = 0.0
     for i in range(n_groups):
         worst = 0.0
         for j in range(i * k, (i + 1) * k):
-            if r[j] > worst:
-                worst = r[j]
+            r = c[j] - Aw[j]
+            if r > worst:
+                worst = r
         total += worst
     return total
 
 
+def svm_hinge_sum(A, c, n_groups, w):
+    """``sum_i max(0, max_{j in group i} c_j - A_j w)``; rows grouped contiguously, equal counts."""
+    return _svm_hinge_sum(_float64(A), _float64(c), int(n_groups), _float64(w))
+
+
+# The solver below is written with explicit loops where it could use array expressions
+# and slice assignments: numba compiles every array expression as a function of its own
+# and every broadcasting assignment with its error-message formatting. The arithmetic is
+# the same, element by element; the matrix products, dot products and the linear solve
+# are the BLAS/LAPACK calls above.
 @numba.njit(cache=True)
 def _group_sum(v, n, k):
     out = np.zeros(n)
     for i in range(n):
         for j in range(i * k, (i + 1) * k):
             out[i] += v[j]
-    return out
-
-
-@numba.njit(cache=True)
-def _group_repeat(v, k):
-    out = np.empty(v.shape[0] * k)
-    for i in range(v.shape[0]):
-        for j in range(k):
-            out[i * k + j] = v[i]
     return out
 
 
@@ -65,21 +161,190 @@ def _max_step(v, dv, alpha):
 
 
 @numba.njit(cache=True)
-def _newton(A, F, S, HE, D, s, lam, xi, mu, r_w, r_xi, r_s, r_c1, r_c2, n, k):
+def _newton(A, F, S, HE, s, lam, xi, mu, r_w, r_xi, r_s, r_c1, r_c2, n, k):
     """One Newton direction of the interior point (normal equations reduced to P x P)."""
-    t1 = (r_c1 + lam * r_s) / s
-    b_xi = -r_xi + _group_sum(t1, n, k) + r_c2 / xi
-    b_w = -r_w + A.T @ t1
-    rhs = b_w - F.T @ (b_xi / HE)
-    dw = np.linalg.solve(S, rhs)  # S >= I in exact arithmetic; LU copes when rounding blurs it
-    dxi = (b_xi - F @ dw) / HE
-    ds = -r_s + A @ dw + _group_repeat(dxi, k)
-    dlam = (r_c1 - lam * ds) / s
-    dmu = (r_c2 - mu * dxi) / xi
+    J = s.shape[0]
+    t1 = np.empty(J)
+    for j in range(J):
+        t1[j] = (r_c1[j] + lam[j] * r_s[j]) / s[j]
+    g1 = _group_sum(t1, n, k)
+    b_xi = np.empty(n)
+    b_xi_he = np.empty(n)
+    for i in range(n):
+        b_xi[i] = -r_xi[i] + g1[i] + r_c2[i] / xi[i]
+        b_xi_he[i] = b_xi[i] / HE[i]
+    At1 = _matvec(A, t1, True)
+    Fb = _matvec(F, b_xi_he, True)
+    rhs = np.empty(r_w.shape[0])
+    for p in range(r_w.shape[0]):
+        rhs[p] = (-r_w[p] + At1[p]) - Fb[p]
+    dw = _solve(S, rhs)  # S >= I in exact arithmetic; LU copes when rounding blurs it
+    Fdw = _matvec(F, dw, False)
+    dxi = np.empty(n)
+    dmu = np.empty(n)
+    for i in range(n):
+        dxi[i] = (b_xi[i] - Fdw[i]) / HE[i]
+        dmu[i] = (r_c2[i] - mu[i] * dxi[i]) / xi[i]
+    Adw = _matvec(A, dw, False)
+    ds = np.empty(J)
+    dlam = np.empty(J)
+    for j in range(J):
+        ds[j] = -r_s[j] + Adw[j] + dxi[j // k]
+        dlam[j] = (r_c1[j] - lam[j] * ds[j]) / s[j]
     return dw, dxi, ds, dlam, dmu
 
 
 @numba.njit(cache=True)
+def _shifted_dot(x, dx, y, dy, a, tmp_x, tmp_y):
+    """``np.dot(x + a dx, y + a dy)``."""
+    for j in range(x.shape[0]):
+        tmp_x[j] = x[j] + a * dx[j]
+        tmp_y[j] = y[j] + a * dy[j]
+    return _dot(tmp_x, tmp_y)
+
+
+@numba.njit(cache=True)
+def _svm_primal_qp(A, c, n_groups, U, gap_tol, max_iter):
+    J, P = A.shape
+    n = n_groups
+    k = J // n
+    w = np.zeros(P)
+    xi = np.empty(n)
+    for i in range(n):
+        top = c[i * k]
+        for j in range(i * k + 1, (i + 1) * k):
+            if c[j] > top:
+                top = c[j]
+        xi[i] = max(top, 0.0) + 1.0
+    Aw = _matvec(A, w, False)
+    s = np.empty(J)
+    for j in range(J):
+        s[j] = Aw[j] + xi[j // k] - c[j]
+    lam = np.full(J, U / (2.0 * k))
+    mu = np.full(n, U / 2.0)
+    m_total = J + n
+    best_w = w.copy()
+    best_primal = U * _svm_hinge_sum(A, c, n, w)
+    gap = np.inf
+    iterations = 0
+    lam_shrunk = np.empty(J)
+    r_s = np.empty(J)
+    r_xi = np.empty(n)
+    r_w = np.empty(P)
+    D = np.empty(J)
+    E = np.empty(n)
+    HE = np.empty(n)
+    r_c1 = np.empty(J)
+    r_c2 = np.empty(n)
+    tmp_J1 = np.empty(J)
+    tmp_J2 = np.empty(J)
+    tmp_n1 = np.empty(n)
+    tmp_n2 = np.empty(n)
+    for it in range(max_iter):
+        iterations = it + 1
+        # Certificate: the dual at a feasible rescaling of lam; the primal at two candidates.
+        glam = _group_sum(lam, n, k)
+        top = glam[0]
+        for i in range(1, n):
+            if glam[i] > top:
+                top = glam[i]
+        shrink = min(1.0, U / top) if top > 0.0 else 1.0
+        for j in range(J):
+            lam_shrunk[j] = lam[j] * shrink
+        w_dual = _matvec(A, lam_shrunk, True)
+        dual = shrink * _dot(c, lam) - 0.5 * _dot(w_dual, w_dual)
+        for cand_index in range(2):
+            cand = w if cand_index == 0 else w_dual
+            value = 0.5 * _dot(cand, cand) + U * _svm_hinge_sum(A, c, n, cand)
+            if value < best_primal:
+                best_primal = value
+                best_w = cand.copy()
+        gap = best_primal - dual
+        if gap <= gap_tol * max(abs(best_primal), 1e-300):
+            break
+        Alam = _matvec(A, lam, True)
+        for p in range(P):
+            r_w[p] = w[p] - Alam[p]
+        for i in range(n):
+            r_xi[i] = U - glam[i] - mu[i]
+        Aw = _matvec(A, w, False)
+        for j in range(J):
+            r_s[j] = s[j] - Aw[j] - xi[j // k] + c[j]
+        tau = (_dot(s, lam) + _dot(xi, mu)) / m_total
+        if not (tau * m_total > 1e-14 * max(abs(best_primal), 1.0)):
+            break  # complementarity at rounding level: no further progress possible
+        for j in range(J):
+            D[j] = lam[j] / s[j]
+        for i in range(n):
+            E[i] = mu[i] / xi[i]
+        gD = _group_sum(D, n, k)
+        for i in range(n):
+            HE[i] = gD[i] + E[i]
+        F = np.zeros((n, P))
+        for i in range(n):
+            for j in range(i * k, (i + 1) * k):
+                for p in range(P):
+                    F[i, p] += D[j] * A[j, p]
+        # Schur complement S = I + A'DA - F' diag(1/HE) F, assembled as a sum of PSD terms
+        # (per group: D-weighted scatter about the D-weighted mean row, plus a rank-one
+        # term with weight E / (sum D (sum D + E))) so that rounding cannot make it indefinite.
+        centred = np.empty((J, P))
+        rank_one = np.empty((n, P))
+        for i in range(n):
+            dsum = 0.0
+            for j in range(i * k, (i + 1) * k):
+                dsum += D[j]
+            if dsum <= 0.0:
+                for j in range(i * k, (i + 1) * k):
+                    for p in range(P):
+                        centred[j, p] = 0.0
+                for p in range(P):
+                    rank_one[i, p] = 0.0
+                continue
+            for j in range(i * k, (i + 1) * k):
+                root = np.sqrt(D[j])
+                for p in range(P):
+                    centred[j, p] = root * (A[j, p] - F[i, p] / dsum)
+            weight = np.sqrt(E[i] / (dsum * HE[i]))
+            for p in range(P):
+                rank_one[i, p] = weight * F[i, p]
+        S = _gram(centred)
+        S_rank = _gram(rank_one)
+        finite = True
+        for p in range(P):
+            for q in range(P):
+                S[p, q] += S_rank[p, q]
+            S[p, p] += 1.0
+            for q in range(P):
+                finite = finite and np.isfinite(S[p, q])
+        if not finite:
+            break
+        for j in range(J):
+            r_c1[j] = -s[j] * lam[j]
+        for i in range(n):
+            r_c2[i] = -xi[i] * mu[i]
+        dw, dxi, ds, dlam, dmu = _newton(A, F, S, HE, s, lam, xi, mu, r_w, r_xi, r_s, r_c1, r_c2, n, k)
+        a_aff = _max_step(mu, dmu, _max_step(xi, dxi, _max_step(lam, dlam, _max_step(s, ds, 1.0))))
+        tau_aff = (_shifted_dot(s, ds, lam, dlam, a_aff, tmp_J1, tmp_J2)
+                   + _shifted_dot(xi, dxi, mu, dmu, a_aff, tmp_n1, tmp_n2)) / m_total
+        sigma = (tau_aff / tau) ** 3
+        for j in range(J):
+            r_c1[j] = -s[j] * lam[j] - ds[j] * dlam[j] + sigma * tau
+        for i in range(n):
+            r_c2[i] = -xi[i] * mu[i] - dxi[i] * dmu[i] + sigma * tau
+        dw, dxi, ds, dlam, dmu = _newton(A, F, S, HE, s, lam, xi, mu, r_w, r_xi, r_s, r_c1, r_c2, n, k)
+        alpha = min(1.0, 0.99 * _max_step(mu, dmu, _max_step(xi, dxi, _max_step(lam, dlam, _max_step(s, ds, 1.0)))))
+        for p in range(P):
+            w[p] = w[p] + alpha * dw[p]
+        for i in range(n):
+            xi[i] = xi[i] + alpha * dxi[i]
+            mu[i] = mu[i] + alpha * dmu[i]
+        for j in range(J):
+            s[j] = s[j] + alpha * ds[j]
+            lam[j] = lam[j] + alpha * dlam[j]
+    return best_w, best_primal, gap, iterations
+
+
 def svm_primal_qp(A, c, n_groups, U, gap_tol=1e-9, max_iter=200):
     """Exact minimiser of ``1/2 ||w||^2 + U sum_i max(0, max_{j in group i} c_j - A_j w)``.
 
@@ -93,87 +358,14 @@ def svm_primal_qp(A, c, n_groups, U, gap_tol=1e-9, max_iter=200):
     ``max_iter`` was reached or the complementarity fell to rounding level first (then
     ``gap`` says how close ``w`` is).
     """
-    J, P = A.shape
-    n = n_groups
-    k = J // n
-    w = np.zeros(P)
-    xi = np.empty(n)
-    for i in range(n):
-        xi[i] = max(np.max(c[i * k:(i + 1) * k]), 0.0) + 1.0
-    s = A @ w + _group_repeat(xi, k) - c
-    lam = np.full(J, U / (2.0 * k))
-    mu = np.full(n, U / 2.0)
-    m_total = J + n
-    best_w = w.copy()
-    best_primal = U * svm_hinge_sum(A, c, n, w)
-    gap = np.inf
-    iterations = 0
-    for it in range(max_iter):
-        iterations = it + 1
-        # Certificate: the dual at a feasible rescaling of lam; the primal at two candidates.
-        glam = _group_sum(lam, n, k)
-        top = np.max(glam)
-        shrink = min(1.0, U / top) if top > 0.0 else 1.0
-        w_dual = A.T @ (lam * shrink)
-        dual = shrink * np.dot(c, lam) - 0.5 * np.dot(w_dual, w_dual)
-        for cand_index in range(2):
-            cand = w if cand_index == 0 else w_dual
-            value = 0.5 * np.dot(cand, cand) + U * svm_hinge_sum(A, c, n, cand)
-            if value < best_primal:
-                best_primal = value
-                best_w = cand.copy()
-        gap = best_primal - dual
-        if gap <= gap_tol * max(abs(best_primal), 1e-300):
-            break
-        r_w = w - A.T @ lam
-        r_xi = U - glam - mu
-        r_s = s - A @ w - _group_repeat(xi, k) + c
-        tau = (np.dot(s, lam) + np.dot(xi, mu)) / m_total
-        if not (tau * m_total > 1e-14 * max(abs(best_primal), 1.0)):
-            break  # complementarity at rounding level: no further progress possible
-        D = lam / s
-        E = mu / xi
-        HE = _group_sum(D, n, k) + E
-        F = np.zeros((n, P))
-        for i in range(n):
-            for j in range(i * k, (i + 1) * k):
-                F[i] += D[j] * A[j]
-        # Schur complement S = I + A'DA - F' diag(1/HE) F, assembled as a sum of PSD terms
-        # (per group: D-weighted scatter about the D-weighted mean row, plus a rank-one
-        # term with weight E / (sum D (sum D + E))) so that rounding cannot make it indefinite.
-        centred = np.empty((J, P))
-        rank_one = np.empty((n, P))
-        for i in range(n):
-            dsum = 0.0
-            for j in range(i * k, (i + 1) * k):
-                dsum += D[j]
-            if dsum <= 0.0:
-                centred[i * k:(i + 1) * k] = 0.0
-                rank_one[i] = 0.0
-                continue
-            mean_row = F[i] / dsum
-            for j in range(i * k, (i + 1) * k):
-                centred[j] = np.sqrt(D[j]) * (A[j] - mean_row)
-            rank_one[i] = np.sqrt(E[i] / (dsum * HE[i])) * F[i]
-        S = centred.T @ centred + rank_one.T @ rank_one
-        for p in range(P):
-            S[p, p] += 1.0
-        if not np.all(np.isfinite(S)):
-            break
-        dw, dxi, ds, dlam, dmu = _newton(A, F, S, HE, D, s, lam, xi, mu, r_w, r_xi, r_s,
-                                         -s * lam, -xi * mu, n, k)
-        a_aff = _max_step(mu, dmu, _max_step(xi, dxi, _max_step(lam, dlam, _max_step(s, ds, 1.0))))
-        tau_aff = (np.dot(s + a_aff * ds, lam + a_aff * dlam) + np.dot(xi + a_aff * dxi, mu + a_aff * dmu)) / m_total
-        sigma = (tau_aff / tau) ** 3
-        dw, dxi, ds, dlam, dmu = _newton(A, F, S, HE, D, s, lam, xi, mu, r_w, r_xi, r_s,
-                                         -s * lam - ds * dlam + sigma * tau, -xi * mu - dxi * dmu + sigma * tau, n, k)
-        alpha = min(1.0, 0.99 * _max_step(mu, dmu, _max_step(xi, dxi, _max_step(lam, dlam, _max_step(s, ds, 1.0)))))
-        w = w + alpha * dw
-        xi = xi + alpha * dxi
-        s = s + alpha * ds
-        lam = lam + alpha * dlam
-        mu = mu + alpha * dmu
-    return best_w, best_primal, gap, iterations
+    return _svm_primal_qp(_float64(A), _float64(c), int(n_groups), float(U), float(gap_tol), int(max_iter))
+
+
+def _float64(a):
+    """A C-contiguous, writable float64 copy of ``a``: one compiled specialisation of each
+    kernel (and of the BLAS helpers it calls) whatever layout, dtype or writability the
+    caller's array has. The copies are O(size) against the solver's O(rows * weights^2)."""
+    return np.array(a, dtype=np.float64, order="C")
 
 
 @numba.njit(cache=True)
@@ -196,20 +388,7 @@ def _divergence_row(code, x, mu):
 
 
 @numba.njit(cache=True)
-def assignment_pass(order, z, counts, Q0, q_new, X, code, s, Xt, y, n_classes, seed_scale, C, margin):
-    """One sequential z-step of Algorithm 1: ``z_i <- argmin_k Q_i(k)`` (eqs. 31-32).
-
-    ``Q0[i, k]`` is the cost (eq. 31) of the existing component k for point i and
-    ``q_new[i]`` the cost (eq. 32) of opening a component at x_i. A component opened at
-    seed j has mean x_j and the one-example classifier, whose discriminant on x~_i is
-    ``seed_scale[j] * (x~_j . x~_i)`` times ``y_j`` (binary, ``n_classes == 0``) or, for
-    the Crammer-Singer case, ``(M-1)/M * m_j * g`` for class y_j and ``-m_j/M * g`` for
-    the others with ``m_j = seed_scale[j]``, ``g = x~_j . x~_i``.
-
-    A component emptied during the pass is closed (it cannot be rejoined); ties keep the
-    current component. Returns ``(z, seeds)``: new labels and the seed index of every
-    component opened, numbered from ``Q0.shape[1]`` on.
-    """
+def _assignment_pass(order, z, counts, Q0, q_new, X, code, s, Xt, y, n_classes, seed_scale, C, margin):
     n = X.shape[0]
     K0 = Q0.shape[1]
     z = z.copy()
@@ -231,7 +410,7 @@ def assignment_pass(order, z, counts, Q0, q_new, X, code, s, Xt, y, n_classes, s
                 best = k
         for r in range(n_new):
             j = seeds[r]
-            g = np.dot(Xt[j], Xt[i])
+            g = _dot(Xt[j], Xt[i])
             if M == 0:
                 zeta = margin - y[i] * seed_scale[j] * y[j] * g
             else:
@@ -258,3 +437,29 @@ def assignment_pass(order, z, counts, Q0, q_new, X, code, s, Xt, y, n_classes, s
             if best < K0:
                 counts[best] += 1
     return z, seeds[:n_new]
+
+
+def assignment_pass(order, z, counts, Q0, q_new, X, code, s, Xt, y, n_classes, seed_scale, C, margin):
+    """One sequential z-step of Algorithm 1: ``z_i <- argmin_k Q_i(k)`` (eqs. 31-32).
+
+    ``Q0[i, k]`` is the cost (eq. 31) of the existing component k for point i and
+    ``q_new[i]`` the cost (eq. 32) of opening a component at x_i. A component opened at
+    seed j has mean x_j and the one-example classifier, whose discriminant on x~_i is
+    ``seed_scale[j] * (x~_j . x~_i)`` times ``y_j`` (binary, ``n_classes == 0``) or, for
+    the Crammer-Singer case, ``(M-1)/M * m_j * g`` for class y_j and ``-m_j/M * g`` for
+    the others with ``m_j = seed_scale[j]``, ``g = x~_j . x~_i``.
+
+    A component emptied during the pass is closed (it cannot be rejoined); ties keep the
+    current component. Returns ``(z, seeds)``: new labels and the seed index of every
+    component opened, numbered from ``Q0.shape[1]`` on.
+    """
+    # labels as float64 (exact for the +-1 and 0..M-1 codes): one compiled specialisation
+    # for the binary, the multi-class and the unlabelled (DP-means) callers
+    return _assignment_pass(_int64(order), _int64(z), _int64(counts), _float64(Q0), _float64(q_new),
+                            _float64(X), int(code), float(s), _float64(Xt), _float64(y), int(n_classes),
+                            _float64(seed_scale), float(C), float(margin))
+
+
+def _int64(a):
+    """:func:`_float64` for int64 arrays."""
+    return np.array(a, dtype=np.int64, order="C")
