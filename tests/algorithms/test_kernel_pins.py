@@ -16,7 +16,7 @@ import numba
 import numpy as np
 import pytest
 
-from regbayes.algorithms import crp_kernels, lda_kernels, m2dpm_kernels
+from regbayes.algorithms import crp_kernels, lda_kernels, lda_tokens, m2dpm_kernels
 
 
 def int_hash(a):
@@ -267,8 +267,8 @@ def test_each_kernel_compiles_one_specialisation():
                                        C, 1, 0)
     assert len(lda_kernels._fixed_topic_sweeps_range.signatures) == 1
     assert len(lda_kernels._gibbs_medlda_sweep.signatures) == 1
-    assert len(lda_kernels._count_tables.signatures) == 1
-    assert len(lda_kernels._document_keys.signatures) == 1
+    assert len(lda_tokens._count_tables.signatures) == 1
+    assert len(lda_tokens._document_keys.signatures) == 1
     m = m2dpm_inputs()
     for A in (m["A_bin"], np.asfortranarray(m["A_bin"])):
         m2dpm_kernels.svm_primal_qp(A, np.ones(m["n"]), m["n"], 1.0, 1e-7)

@@ -29,7 +29,7 @@ import numpy as np
 
 from . import linear_svm
 from .minibatch import rows_with_replacement
-from ..samplers.base import Potential
+from .base import Potential
 
 
 class ComponentRows(NamedTuple):

@@ -24,7 +24,7 @@ import scipy.sparse as sp
 from . import features
 from .minibatch import rows_with_replacement
 from .hinge import binary_hinge, crammer_singer_hinge
-from ..samplers.base import Potential
+from .base import Potential
 
 
 class SVMData(NamedTuple):

@@ -6,24 +6,7 @@ from typing import Any, Callable, NamedTuple
 import jax.numpy as jnp
 import numpy as np
 
-
-class Potential(NamedTuple):
-    """What a model hands to a kernel: ``U(theta; D) = -log p0(theta) - sum_d log psi_d``.
-
-    value_and_subgrad(theta, data) -> (U, dU)                     full data
-    stochastic_value_and_subgrad(key, theta, data) -> (U~, dU~)   eq. 7 of paper 000
-    log_prior(theta, data) -> log p0(theta)
-    log_lik_terms(theta, data, idx) -> log psi_d(theta) for rows idx
-    n_data(data) -> |D| (a Python int: shapes are static)
-    batch_size: minibatch size of the stochastic estimate (None = all rows)
-    """
-
-    value_and_subgrad: Callable
-    stochastic_value_and_subgrad: Callable
-    log_prior: Callable
-    log_lik_terms: Callable
-    n_data: Callable
-    batch_size: int | None
+from ..potentials.base import Potential  # noqa: F401  (the kernels' input, defined with the models' math)
 
 
 class StepInfo(NamedTuple):
