@@ -279,7 +279,18 @@ def test_each_kernel_compiles_one_specialisation():
     for y, n_classes in ((m["y_bin"], 0), (m["y_codes"], m["M"])):
         m2dpm_kernels.assignment_pass(np.arange(n), z, np.array([n]), np.zeros((n, 1)), np.ones(n), X, 0, 1.0, X, y,
                                       n_classes, np.ones(n), 1.0, 1.0)
-    assert len(m2dpm_kernels._assignment_pass.signatures) == 1
+    crp_outputs(crp_kernels)
+    X = np.asfortranarray(m["Xt"][:, :2])
+    prior_mean = np.zeros(2)
+    prior_mean.flags.writeable = False
+    crp_kernels.crp_sweep(X, X, np.ones((n, 1)), np.full(n, -1), np.zeros(2, np.int32), np.zeros((2, 2)),
+                          np.broadcast_to(np.eye(2), (2, 2, 2)), np.zeros((2, 1, 2)), alpha=1, C=1, margin=1,
+                          prior_scale=1, prior_mean=prior_mean, prior_kappa=1, prior_dof=4, prior_chol=np.eye(2),
+                          n_aux=1, seed=0)
+    for module in (m2dpm_kernels, crp_kernels):  # every kernel and helper, with the calls above
+        for name, value in vars(module).items():
+            if isinstance(value, numba.core.dispatcher.Dispatcher):
+                assert len(value.signatures) <= 1, (name, value.signatures)
 
 
 def _replayed_conditionals(x, z_before, z_after, mode, eta, y_sign, C, margin, alpha):

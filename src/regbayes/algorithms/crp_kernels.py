@@ -233,9 +233,11 @@ def crp_sweep(X, design, Y, z, counts, means, chols, eta, *, alpha, C, margin, p
     new classifier in this sweep)."""
     # one dtype and layout per kernel argument (read-only inputs as read-only views), so that
     # the kernel is compiled once whatever arrays the caller holds
-    X, design, Y, prior_mean, prior_chol = (_frozen(a) for a in (X, design, Y, prior_mean, prior_chol))
+    X, design, Y = (_frozen(a) for a in (X, design, Y))
     z, counts = (np.array(a, dtype=np.int64, order="C") for a in (z, counts))
-    means, chols, eta = (np.array(a, dtype=np.float64, order="C") for a in (means, chols, eta))
+    # the prior's mean and factor go to the same helpers as the components' (writable) ones
+    means, chols, eta, prior_mean, prior_chol = (np.array(a, dtype=np.float64, order="C")
+                                                 for a in (means, chols, eta, prior_mean, prior_chol))
     fresh = np.zeros(counts.shape[0], bool)
     start, n, call = 0, X.shape[0], 0
     while True:

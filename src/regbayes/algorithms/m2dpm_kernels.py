@@ -58,16 +58,17 @@ def _dot(x, y):
 
 
 @numba.njit(cache=True)
-def _matvec(A, x, transposed):
-    """``A @ x`` or, with ``transposed``, ``A.T @ x`` for a C-contiguous matrix ``A``."""
+def _matvec(A, x, trans):
+    """``A @ x`` (``trans`` is ``_TRANS``: BLAS sees the C-contiguous ``A`` as its Fortran
+    transpose) or ``A.T @ x`` (``_NO_TRANS``). ``trans`` is an int8 rather than a bool:
+    a literal bool would compile one specialisation per value."""
     rows, cols = A.shape
-    m, n = (cols, rows) if transposed else (rows, cols)
+    m, n = (rows, cols) if trans == _TRANS else (cols, rows)
     if n == 0 or m == 0:
         return np.zeros(m)
     out = np.empty(m)
     one = np.ones(1)
     zero = np.zeros(1)
-    trans = _NO_TRANS if transposed else _TRANS
     _check(_xxgemv(_KIND, trans, cols, rows, one.ctypes, A.ctypes, cols, x.ctypes, zero.ctypes, out.ctypes))
     return out
 
@@ -119,7 +120,7 @@ def _solve(S, rhs):
 @numba.njit(cache=True)
 def _svm_hinge_sum(A, c, n_groups, w):
     k = A.shape[0] // n_groups
-    Aw = _matvec(A, w, False)
+    Aw = _matvec(A, w, _TRANS)
     total = 0.0
     for i in range(n_groups):
         worst = 0.0
@@ -173,19 +174,19 @@ def _newton(A, F, S, HE, s, lam, xi, mu, r_w, r_xi, r_s, r_c1, r_c2, n, k):
     for i in range(n):
         b_xi[i] = -r_xi[i] + g1[i] + r_c2[i] / xi[i]
         b_xi_he[i] = b_xi[i] / HE[i]
-    At1 = _matvec(A, t1, True)
-    Fb = _matvec(F, b_xi_he, True)
+    At1 = _matvec(A, t1, _NO_TRANS)
+    Fb = _matvec(F, b_xi_he, _NO_TRANS)
     rhs = np.empty(r_w.shape[0])
     for p in range(r_w.shape[0]):
         rhs[p] = (-r_w[p] + At1[p]) - Fb[p]
     dw = _solve(S, rhs)  # S >= I in exact arithmetic; LU copes when rounding blurs it
-    Fdw = _matvec(F, dw, False)
+    Fdw = _matvec(F, dw, _TRANS)
     dxi = np.empty(n)
     dmu = np.empty(n)
     for i in range(n):
         dxi[i] = (b_xi[i] - Fdw[i]) / HE[i]
         dmu[i] = (r_c2[i] - mu[i] * dxi[i]) / xi[i]
-    Adw = _matvec(A, dw, False)
+    Adw = _matvec(A, dw, _TRANS)
     ds = np.empty(J)
     dlam = np.empty(J)
     for j in range(J):
@@ -216,7 +217,7 @@ def _svm_primal_qp(A, c, n_groups, U, gap_tol, max_iter):
             if c[j] > top:
                 top = c[j]
         xi[i] = max(top, 0.0) + 1.0
-    Aw = _matvec(A, w, False)
+    Aw = _matvec(A, w, _TRANS)
     s = np.empty(J)
     for j in range(J):
         s[j] = Aw[j] + xi[j // k] - c[j]
@@ -251,7 +252,7 @@ def _svm_primal_qp(A, c, n_groups, U, gap_tol, max_iter):
         shrink = min(1.0, U / top) if top > 0.0 else 1.0
         for j in range(J):
             lam_shrunk[j] = lam[j] * shrink
-        w_dual = _matvec(A, lam_shrunk, True)
+        w_dual = _matvec(A, lam_shrunk, _NO_TRANS)
         dual = shrink * _dot(c, lam) - 0.5 * _dot(w_dual, w_dual)
         for cand_index in range(2):
             cand = w if cand_index == 0 else w_dual
@@ -262,12 +263,12 @@ def _svm_primal_qp(A, c, n_groups, U, gap_tol, max_iter):
         gap = best_primal - dual
         if gap <= gap_tol * max(abs(best_primal), 1e-300):
             break
-        Alam = _matvec(A, lam, True)
+        Alam = _matvec(A, lam, _NO_TRANS)
         for p in range(P):
             r_w[p] = w[p] - Alam[p]
         for i in range(n):
             r_xi[i] = U - glam[i] - mu[i]
-        Aw = _matvec(A, w, False)
+        Aw = _matvec(A, w, _TRANS)
         for j in range(J):
             r_s[j] = s[j] - Aw[j] - xi[j // k] + c[j]
         tau = (_dot(s, lam) + _dot(xi, mu)) / m_total
