@@ -182,3 +182,21 @@ def test_cpu_fixes_thin_only_where_one_program_serves_the_run(monkeypatch, n_war
     assert [k.get("static_thin") for k in compiled] == [thin if fixed else None]
     np.testing.assert_allclose(default.positions, traced.positions, rtol=1e-6, atol=1e-6)
     np.testing.assert_allclose(default.potential, traced.potential, rtol=1e-6)
+
+
+def test_traced_warm_up_keeps_every_step_and_thins_the_adaptation_draws_on_the_host():
+    """With a traced thin, warm-up runs one step per record: every warm-up step has its
+    potential recorded, and the adaptation windows take every keep-th position on the
+    host. The transform they estimate, hence the draws, equal those of programs that
+    thin on the device (``static_thin=True``: one program per keep)."""
+    kernel = ssgld(build_potential(None))
+    init = jnp.linspace(-1.0, 1.0, N_CHAINS, dtype=jnp.float32)[:, None]
+
+    def go(static_thin):
+        return sample(kernel, make_data(), init, jax.random.key(8), n_warmup=3000, n_draws=20, thin=3,
+                      step_size=0.3, n_chunks=2, static_thin=static_thin)
+
+    traced, fixed = go(False), go(True)
+    np.testing.assert_array_equal(traced.warmup_iteration, np.arange(3000))
+    assert traced.warmup_potential.shape == (N_CHAINS, 3000) and np.all(np.isfinite(traced.warmup_potential))
+    np.testing.assert_allclose(traced.positions, fixed.positions, rtol=1e-5, atol=1e-6)

@@ -224,6 +224,9 @@ def _check_finite(positions, stats, t_first, t_last, schedule, kernel_name):
     )
 
 
+#: Bound on the buffer of positions that warm-up fills per chunk (all chains), in bytes.
+WARMUP_BUFFER_BYTES = 64 * 2**20
+
 #: A chain whose mean acceptance over the kept draws is below this gets a warning.
 STUCK_ACCEPTANCE = 0.01
 
@@ -355,12 +358,18 @@ def sample(
     elapsed = 0.0
     t = 0
 
-    capacity = max(1, math.ceil(max(n_draws, min(n_warmup, 200)) / max(1, n_chunks)))
     int_zero = jnp.asarray(0, jnp.int32)
-
     static_thin = static_thin_loops(
         static_thin, thin=thin, one_program=not adapting and n_warmup % thin == 0
     )
+    # With a traced thin, warm-up keeps every step (in a loop of traced length a step costs
+    # more than a kept one does) and thins on the host: its chunks are then about as long
+    # as the draws', as far as WARMUP_BUFFER_BYTES allows.
+    warm_records = n_warmup if not static_thin else min(n_warmup, 200)
+    if not static_thin:
+        row_bytes = n_chains * n_coords * np.dtype(dtype).itemsize
+        warm_records = min(warm_records, max(1, WARMUP_BUFFER_BYTES // row_bytes) * max(1, n_chunks))
+    capacity = max(1, math.ceil(max(n_draws, warm_records) / max(1, n_chunks)))
 
     def program(step_thin, n_saved=None):
         """The compiled block; with ``static_thin``, one per thin (and per chunk size of the draws)."""
@@ -379,18 +388,22 @@ def sample(
     def run_phase(states, keys, n_steps, thin_, save, n_pieces, draws=False):
         """Run ``n_steps`` kernel steps, keeping every ``thin_``-th position when ``save``.
 
-        Unsaved (warm-up) steps are grouped ``thin_`` at a time so that few chunks run.
-        With ``draws`` (the kept draws) and ``static_thin``, the number of draws per chunk
-        is fixed at compile time as well, so that no kept draw waits for the host. That
-        program is only built where it adds none: when the chunks are of equal size and
-        warm-up has not already compiled a program for this thin (which the draws then
-        reuse). On an H100 a program costs about 2.5 s to compile, and the fixed count
-        saves about 35 µs per kept draw (BENCHMARKS.md).
+        Warm-up runs one step per record in a program of traced thin (the positions
+        saved are then every ``thin_``-th, taken on the host) and, with ``static_thin``,
+        its unsaved steps ``thin`` at a time in the draws' program. With ``draws`` (the
+        kept draws) and ``static_thin``, the number of draws per chunk is fixed at compile
+        time as well, so that no kept draw waits for the host. That program is only built
+        where it adds none: when the chunks are of equal size and warm-up has not already
+        compiled a program for this thin (which the draws then reuse). On an H100 a
+        program costs about 2.5 s to compile, and the fixed count saves about 35 µs per
+        kept draw (BENCHMARKS.md).
         """
         nonlocal elapsed, t
-        if not save:
-            # with programs per thin, reuse the draws' program rather than compile another
-            thin_ = min(thin, n_steps) if static_thin else max(1, n_steps // (capacity * max(1, n_pieces)))
+        keep = thin_
+        if not draws and not static_thin:
+            thin_ = 1
+        elif not save:  # with programs per thin, reuse the draws' program rather than compile another
+            thin_ = min(thin, n_steps)
         parts, stats_out, wall = [], [], []
         recorded_steps.clear()
         recorded_potential.clear()
@@ -427,6 +440,8 @@ def sample(
             elapsed += seconds
             t += size * step_thin
             bar.update(size * step_thin)
+        if keep > thin_ and parts:  # warm-up kept every step; the caller asked for every keep-th
+            parts = [np.concatenate(parts, axis=1)[:, keep - 1 :: keep]]
         return states, keys, parts, stats_out, wall
 
     warm_pot, warm_steps, recorded_steps, recorded_potential = [], [], [], []
