@@ -195,9 +195,8 @@ def gibbs_medlda_sweep(doc_ptr, words, z, ndk, nwk, nk, eta, y_sign, inv_omega, 
     return z, ndk, nwk, nk
 
 
-# error_model="numpy" (a division by zero gives inf or nan rather than raising) is what the
-# prange body of the former parallel build ran under; here it also lets empty documents
-# compute their unused 1 / n_d.
+# error_model="numpy": a division by zero gives inf or nan rather than raising, so empty
+# documents compute their unused 1 / n_d, and the topic loops vectorise.
 @numba.njit(cache=True, nogil=True, error_model="numpy")
 def _fixed_topic_sweeps_range(d_start, d_stop, doc_ptr, words, z, phi_t, eta, y_sign, y_class, mode, C, margin,
                               alpha, n_sweeps, n_burnin, seed, record, doc_keys, init_random, record_probabilities,

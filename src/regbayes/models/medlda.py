@@ -146,8 +146,9 @@ class MedLDA(ClassifierMixin, TransformerMixin, CountInputMixin, RegBayesEstimat
         callback time excluded), ``topic_word`` (K, V) and ``coef`` (current eta).
         Returning True stops the run.
     n_jobs : int, optional
-        Threads for the documents of a minibatch and for ``transform``/``predict`` (numba
-        ``prange``); None uses numba's default (all cores), 1 the one-thread build. The
+        Threads for the documents of a minibatch and for ``transform``/``predict`` (the
+        documents split into ranges of equal token counts, one numba kernel call per range,
+        the GIL released); None uses numba's default (all cores), 1 one thread. The
         collapsed Gibbs sweep of ``sampler="gibbs"`` is sequential whatever n_jobs is.
         Results do not depend on n_jobs.
     random_state : int, default=0
