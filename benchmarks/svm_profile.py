@@ -19,7 +19,7 @@ def profile_step_cost(n, repeats, batch_size=100, n_saved=1000, thin=10):
     step: wall time (best, median) and process CPU time (median; it counts every thread,
     so XLA's second thread inflates it on 2 cores).
     Variants: BlackJAX with threefry and with rbg keys; regbayes' SSGLD kernel (AdaGrad,
-    dense whitening T) in a plain scan with its per-step StepInfo dropped, carried or
+    dense whitening T) in a plain scan with its per-step info dropped, carried or
     stacked; the same vmapped over one chain; the same without the minibatch potential
     value; and the public driver ``regbayes.inference.sample``.
     """
@@ -30,7 +30,7 @@ def profile_step_cost(n, repeats, batch_size=100, n_saved=1000, thin=10):
 
     from regbayes.inference import sample
     from regbayes.potentials import build_potential
-    from regbayes.samplers import StepInfo, ssgld
+    from regbayes.samplers import ssgld
 
     X, y, _, _, _ = make_data(n, 10, 0)
     data = svm_data(X, y, 1.0, 1.0, 1.0)
@@ -72,12 +72,13 @@ def profile_step_cost(n, repeats, batch_size=100, n_saved=1000, thin=10):
                 k, sub = jax.random.split(k)
                 s, info = kern.step(sub, s, data, schedule(t))
                 if mode == "carry":
-                    return (s, k, info, acc + info.acceptance), None
+                    return (s, k, info, acc + info.potential), None
                 return (s, k, info_c, acc), (info if mode == "stack" else None)
 
             def outer(c, t0):
                 s, k = c
-                info0 = StepInfo(jnp.zeros(()), jnp.zeros(()), jnp.zeros((), jnp.int32))
+                shape = jax.eval_shape(lambda s_, k_: kern.step(k_, s_, data, schedule(0.0))[1], s, k)
+                info0 = jax.tree_util.tree_map(lambda x: jnp.zeros(x.shape, x.dtype), shape)
                 (s, k, info, acc), infos = jax.lax.scan(inner, (s, k, info0, jnp.zeros(())), t0 + jnp.arange(thin))
                 if mode == "stack":
                     info = jax.tree_util.tree_map(lambda x: x[-1], infos)
@@ -89,18 +90,18 @@ def profile_step_cost(n, repeats, batch_size=100, n_saved=1000, thin=10):
 
     for mode in ("none", "carry", "stack"):
         c = jax.jit(plain(mode, kernel)).lower(state, jax.random.key(1), data).compile()
-        progs[f"regbayes SSGLD kernel, StepInfo {mode}"] = functools.partial(lambda c: c(state, jax.random.key(1), data), c)
+        progs[f"regbayes SSGLD kernel, info {mode}"] = functools.partial(lambda c: c(state, jax.random.key(1), data), c)
     state1 = jax.tree_util.tree_map(lambda x: x[None], state)
     keys1 = jax.random.split(jax.random.key(1), 1)
     c_vmap = jax.jit(jax.vmap(plain("carry", kernel), in_axes=(0, 0, None))).lower(state1, keys1, data).compile()
-    progs["  ... StepInfo carry, vmap over 1 chain"] = lambda: c_vmap(state1, keys1, data)
+    progs["  ... info carry, vmap over 1 chain"] = lambda: c_vmap(state1, keys1, data)
 
     def step_no_value(key, st, data, h):
         st, info = kernel.step(key, st, data, h)
         return st, info._replace(potential=jnp.full((), jnp.nan, info.potential.dtype))
 
     c_nov = jax.jit(plain("carry", kernel._replace(step=step_no_value))).lower(state, jax.random.key(1), data).compile()
-    progs["  ... StepInfo carry, no minibatch U value"] = lambda: c_nov(state, jax.random.key(1), data)
+    progs["  ... info carry, no minibatch U value"] = lambda: c_nov(state, jax.random.key(1), data)
     init = jnp.zeros((1, dim))
     run_driver = lambda: sample(kernel, data, init, jax.random.key(0), n_warmup=0, n_draws=n_saved, thin=thin, step_size=0.5).positions  # noqa: E731
     run_driver()  # warm the compilation cache
