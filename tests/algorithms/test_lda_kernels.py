@@ -208,7 +208,8 @@ def test_fixed_topic_sweeps_sample_the_enumerated_joint(mode):
     n = 60_000
     z0 = np.zeros(len(WORDS), np.int32)
     _, _, kept, _ = kern.fixed_topic_sweeps(
-        DOC_PTR, WORDS, z0, np.ascontiguousarray(PHI.T), ETA, Y_SIGN, y_class, mode, C, MARGIN, ALPHA, n + 10, 10, 5, True, np.arange(2), False
+        DOC_PTR, WORDS, z0, np.ascontiguousarray(PHI.T), ETA, Y_SIGN, y_class, mode, C, MARGIN, ALPHA, n + 10, 10, 5,
+        True, np.arange(2), False,
     )
     idx = np.ravel_multi_index(tuple(kept.T), (K,) * len(WORDS))
     _assert_frequencies(np.bincount(idx, minlength=len(ALL_Z)) / n, p, n)
@@ -216,7 +217,8 @@ def test_fixed_topic_sweeps_sample_the_enumerated_joint(mode):
 
 def test_fixed_topic_sweeps_average_counts_and_are_deterministic():
     y_class = np.array([1, 0])
-    args = (DOC_PTR, WORDS, np.zeros(5, np.int32), np.ascontiguousarray(PHI.T), ETA, Y_SIGN, y_class, 0, C, MARGIN, ALPHA, 30, 10, 9, True, np.arange(2), False)
+    args = (DOC_PTR, WORDS, np.zeros(5, np.int32), np.ascontiguousarray(PHI.T), ETA, Y_SIGN, y_class, 0, C, MARGIN, ALPHA,
+            30, 10, 9, True, np.arange(2), False)
     z1, ndk1, kept1, _ = kern.fixed_topic_sweeps(*args)
     z2, ndk2, kept2, _ = kern.fixed_topic_sweeps(*args)
     z3, ndk3, kept3, _ = kern.fixed_topic_sweeps_serial(*args)

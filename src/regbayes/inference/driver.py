@@ -17,7 +17,7 @@ import functools
 import math
 import time
 import warnings
-from typing import Callable, NamedTuple
+from typing import NamedTuple
 
 import jax
 import jax.numpy as jnp
