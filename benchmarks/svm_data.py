@@ -3,7 +3,6 @@ with the intercept column, and the posterior width ``sigma_ref`` that sets the B
 step and the NUTS start."""
 from __future__ import annotations
 
-import math
 
 import numpy as np
 
@@ -37,6 +36,8 @@ def svm_data(X, y, C, margin, prior_scale, dtype=np.float32):
 
 
 def sigma_ref(X, C, prior_scale):
-    """(1/nu^2 + C N mean(x^2))^(-1/2) over the augmented design (as BayesianSVC)."""
-    sq = (float(np.mean(np.square(X, dtype=np.float64))) * X.shape[1] + 1.0) / (X.shape[1] + 1)
-    return 1.0 / math.sqrt(1.0 / prior_scale**2 + C * X.shape[0] * sq)
+    """(1/nu^2 + C N mean(x^2))^(-1/2) over the augmented design, as BayesianSVC computes it
+    (:func:`regbayes.potentials.sigma_ref`)."""
+    from regbayes.potentials import sigma_ref as design_sigma_ref
+
+    return design_sigma_ref(np.asarray(X, np.float64), C, prior_scale, fit_intercept=True)

@@ -7,18 +7,9 @@ import numpy as np
 import pytest
 
 from regbayes.inference import SampleResult, diagnostics, sample, to_inference_data
-from regbayes.potentials import SVMData, build_potential
+from regbayes.potentials import build_potential
 from regbayes.samplers import srwm, ssgld
-
-
-def make_data():
-    return SVMData(
-        X=jnp.asarray([[1.0], [0.4], [-0.7], [1.5], [-0.3]], jnp.float32),
-        y=jnp.asarray([1.0, 1.0, 1.0, -1.0, -1.0], jnp.float32),
-        C=jnp.asarray(2.0, jnp.float32),
-        margin=jnp.asarray(1.0, jnp.float32),
-        prior_scale=jnp.asarray(2.0, jnp.float32),
-    )
+from tiny_svm import make_data
 
 
 def fake_result(positions):

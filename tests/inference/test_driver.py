@@ -7,22 +7,12 @@ import numpy as np
 import pytest
 
 from regbayes.inference import DivergenceError, SampleResult, sample
-from regbayes.potentials import SVMData, build_potential
+from regbayes.potentials import build_potential
 from regbayes.samplers import ssgld
 from regbayes.schedules import polynomial
+from tiny_svm import N_ROWS, make_data
 
 N_CHAINS = 3
-N_ROWS = 5
-
-
-def make_data():
-    return SVMData(
-        X=jnp.asarray([[1.0], [0.4], [-0.7], [1.5], [-0.3]], jnp.float32),
-        y=jnp.asarray([1.0, 1.0, 1.0, -1.0, -1.0], jnp.float32),
-        C=jnp.asarray(2.0, jnp.float32),
-        margin=jnp.asarray(1.0, jnp.float32),
-        prior_scale=jnp.asarray(2.0, jnp.float32),
-    )
 
 
 def run(seed=0, **kwargs):

@@ -9,21 +9,10 @@ import numpy as np
 import pytest
 
 from regbayes.inference import driver, sample, to_inference_data
-from regbayes.potentials import SVMData, build_potential
+from regbayes.potentials import build_potential
 from regbayes.samplers import SamplingAlgorithm, shmc, srwm, ssgld, ssgnht
 from regbayes.schedules import Constant
-
-N_ROWS = 5
-
-
-def make_data():
-    return SVMData(
-        X=jnp.asarray([[1.0], [0.4], [-0.7], [1.5], [-0.3]], jnp.float32),
-        y=jnp.asarray([1.0, 1.0, 1.0, -1.0, -1.0], jnp.float32),
-        C=jnp.asarray(2.0, jnp.float32),
-        margin=jnp.asarray(1.0, jnp.float32),
-        prior_scale=jnp.asarray(2.0, jnp.float32),
-    )
+from tiny_svm import N_ROWS, make_data
 
 
 def run(kernel, n_chains=3, **kwargs):
