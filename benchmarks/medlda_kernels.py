@@ -62,7 +62,7 @@ def numba_fixed_topic_sweep(X, y, K, M, alpha, threads, seed, n_sweeps=4, n_burn
                   n_sweeps=n_sweeps, n_burnin=n_burnin, record=True, doc_keys=np.arange(D, dtype=np.int64),
                   init_random=False)
     # the kernel's own argument order; parameters not set here keep their defaults
-    params = inspect.signature(kernel.py_func).parameters
+    params = inspect.signature(getattr(kernel, "py_func", kernel)).parameters
     names = list(params)
     calls = [0]
 
