@@ -25,6 +25,7 @@ from typing import NamedTuple
 
 import numpy as np
 import scipy.sparse as sp
+from threadpoolctl import threadpool_limits
 
 from ..validation import check_int, check_real
 from . import dual_kernels, polish
@@ -123,9 +124,10 @@ def _stream(seed: int, chunk: int) -> np.uint64:
     return np.uint64((seed * 6364136223846793005 + chunk * 1442695040888963407 + 1) % 2**64)
 
 
-def _finish_steps(mu) -> int:
-    """Most active-set changes in one finish: a few per coordinate of ``mu``."""
-    return 4 * mu.size + 20
+def _finish_budget(X, n_blocks: int = 1) -> float:
+    """Floating-point work allowed to one active-set finish: 100 passes of coordinate
+    descent (``2 N K n_blocks`` each), or 3e8 (a fraction of a second) if that is more."""
+    return max(200.0 * X.size * n_blocks, 3e8)
 
 
 def _drive(run, finish, dual, max_iter: int, seed: int, warm: bool, cd_passes: int = 10) -> DualSolution:
@@ -145,7 +147,8 @@ def _drive(run, finish, dual, max_iter: int, seed: int, warm: bool, cd_passes: i
         n_iter, chunk = n_iter + done, chunk + 1
         if converged or n_iter >= max_iter:
             break
-        candidate = finish(dual, mu)
+        with threadpool_limits(limits=1, user_api="blas"):  # small dense algebra: one thread is fastest
+            candidate = finish(dual, mu, primal - value)
         result = run(candidate, 0, np.uint64(0))
         n_iter += 1
         if result[2] > value:
@@ -195,7 +198,7 @@ def binary_svm_dual(features, y, C, *, tol=1e-8, max_iter=1000, initial_dual=Non
     tol, max_iter, seed = _options(tol, max_iter, seed)
     w = np.clip(_initial(initial_dual, (n,)), 0.0, C)
     return _drive(lambda dual, passes, stream: dual_kernels.binary_svm_cd(X, y, C, dual, tol, passes, stream),
-                  lambda dual, mu: polish.binary_polish(X, y, C, dual, mu, _finish_steps(mu)), w, max_iter, seed,
+                  lambda dual, mu, gap: polish.binary_polish(X, y, C, dual, mu, gap, _finish_budget(X)), w, max_iter, seed,
                   initial_dual is not None)
 
 
@@ -239,7 +242,7 @@ def svr_dual(features, y, C, epsilon, *, tol=1e-8, max_iter=1000, initial_dual=N
     tol, max_iter, seed = _options(tol, max_iter, seed)
     beta = np.clip(_initial(initial_dual, (n,)), -C, C)
     return _drive(lambda dual, passes, stream: dual_kernels.svr_cd(X, y, C, epsilon, dual, tol, passes, stream),
-                  lambda dual, mu: polish.svr_polish(X, y, C, epsilon, dual, mu, _finish_steps(mu)), beta,
+                  lambda dual, mu, gap: polish.svr_polish(X, y, C, epsilon, dual, mu, gap, _finish_budget(X)), beta,
                   max_iter, seed, initial_dual is not None)
 
 
@@ -345,5 +348,6 @@ def crammer_singer_dual(features, y, C, *, n_classes=None, cost=None, tol=1e-8, 
         omega = _project_rows(omega, C)
     return _drive(
         lambda dual, passes, stream: dual_kernels.crammer_singer_cd(X, labels, C, cost, dual, tol, passes, stream),
-        lambda dual, mu: polish.crammer_singer_polish(X, labels, C, cost, dual, mu, _finish_steps(mu)), omega,
+        lambda dual, mu, gap: polish.crammer_singer_polish(X, labels, C, cost, dual, mu, gap,
+                                                           _finish_budget(X, n_classes)), omega,
         max_iter, seed, initial_dual is not None)
