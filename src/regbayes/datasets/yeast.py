@@ -6,7 +6,7 @@ Paper 002, Section 5.2.1 ("Scene and Yeast Data"; results in Table 2 and Figure 
 functional categories, each label a binary task of MT-iLSVM; 1,500 training and 917 test
 examples. No paper equation is implemented here.
 
-The file, ``river/datasets/yeast.csv.gz``, is a CSV with the header ``Att1..Att103,
+The file, ``river/datasets/yeast.csv.gz`` (shipped from river 0.26 on), is a CSV with the header ``Att1..Att103,
 Class1..Class14`` and one gene a row (river says it matches OpenML data set 40597). Its
 rows are Mulan's two files one after the other, **test first**: rows 0..916 are
 ``yeast-test.arff`` (917 rows) and rows 917..2416 are ``yeast-train.arff`` (1,500 rows),
@@ -110,7 +110,7 @@ def load_yeast(path=None, *, dtype=np.float64) -> YeastData:
     """
     dt = check_float_dtype("dtype", dtype)
     if path is None:
-        path = bundled_file("river", _RIVER_FILE, "load_yeast", requirement="river")
+        path = bundled_file("river", _RIVER_FILE, "load_yeast", requirement="river>=0.26")
     path = os.fspath(path)
     with open_decompressed(path) as raw, io.TextIOWrapper(raw, encoding="ascii") as f:
         _read_header(f, path)
