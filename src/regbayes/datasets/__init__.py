@@ -9,6 +9,8 @@ Synthetic (NumPy only, ``random_state`` = None, int or ``np.random.Generator``):
 * ``make_multiclass_blobs`` -- thin wrapper of ``sklearn.datasets.make_classification``
 * ``make_topic_corpus`` -- paper 000, section 4.1.1 (LDA + max-margin labels, eqs. 16-20)
 * ``load_breast_cancer_standardized`` -- scikit-learn's bundled data, train-only scaling
+* ``make_latent_classification``, ``make_latent_multilabel``, ``make_latent_multitask_regression``
+  -- binary latent features (paper 002's iLSVM / MT-iLSVM models): offline stand-ins
 
 Text: ``load_20newsgroups`` (a folder of the standard files or scikit-learn's cache),
 ``load_lda_reuters`` (395 Reuters stories shipped by the ``lda`` package).
@@ -40,6 +42,7 @@ from .dp_mixture import make_dp_mixture_svm
 from .exam import ExamData, exam_split, exam_splits, load_exam
 from .fetch import fetch_dataset_files, fetch_higgs, fetch_ijcnn1, fetch_realsim
 from .higgs_like import make_higgs_like
+from .latent_features import LatentData, make_latent_classification, make_latent_multilabel, make_latent_multitask_regression
 from .multiple_features import MultiViewData, concat_views, load_multiple_features, multiple_features_split
 from .registry import BundledDataset, DatasetSpec, RemoteFile, get_dataset, list_datasets
 from .svmlight import load_svmlight
@@ -55,6 +58,10 @@ __all__ = [
     "make_higgs_like",
     "make_multiclass_blobs",
     "make_topic_corpus",
+    "LatentData",
+    "make_latent_classification",
+    "make_latent_multilabel",
+    "make_latent_multitask_regression",
     "CountCorpus",
     "TextCorpus",
     "find_20newsgroups",
