@@ -8,6 +8,7 @@ Synthetic (NumPy only, ``random_state`` = None, int or ``np.random.Generator``):
 * ``make_higgs_like`` -- a HIGGS-shaped stand-in (28 features, ~64 % linear accuracy)
 * ``make_multiclass_blobs`` -- thin wrapper of ``sklearn.datasets.make_classification``
 * ``make_topic_corpus`` -- paper 000, section 4.1.1 (LDA + max-margin labels, eqs. 16-20)
+* ``make_topic_regression_corpus`` -- supervised-LDA regression (paper 002, Appendix B)
 * ``load_breast_cancer_standardized`` -- scikit-learn's bundled data, train-only scaling
 
 Text: ``load_20newsgroups`` (a folder of the standard files or scikit-learn's cache),
@@ -35,7 +36,7 @@ from .higgs_like import make_higgs_like
 from .registry import DatasetSpec, RemoteFile, get_dataset, list_datasets
 from .svmlight import load_svmlight
 from .text import CountCorpus, TextCorpus, find_20newsgroups, load_20newsgroups, load_lda_reuters
-from .topic_corpus import make_topic_corpus
+from .topic_corpus import make_topic_corpus, make_topic_regression_corpus
 from .synthetic import hinge_label_probability, make_bayes_svm_2d, make_multiclass_blobs
 
 __all__ = [
@@ -45,6 +46,7 @@ __all__ = [
     "make_higgs_like",
     "make_multiclass_blobs",
     "make_topic_corpus",
+    "make_topic_regression_corpus",
     "CountCorpus",
     "TextCorpus",
     "find_20newsgroups",
