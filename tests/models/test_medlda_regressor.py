@@ -15,7 +15,6 @@ small where LDA finds the topics (both come close to the generator), so the asse
 task's ">= the baseline" at the one seed, 0 (margin 0.002), not a claimed gap.
 """
 import pickle
-import warnings
 
 import numpy as np
 import pytest
