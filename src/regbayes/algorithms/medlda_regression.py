@@ -16,7 +16,10 @@ is ``exp(-C (l - y f)_+)`` with paper 001's ``c' = C / 2`` in the augmentation
 (:mod:`regbayes.algorithms.gibbs_svm`). Prior ``eta ~ N(0, nu^2 I_K)``; the intercept b
 (``fit_intercept``) has a flat prior. Because ``sum_k zbar_dk = 1``, b and the mean of eta
 move f alike: the flat prior lets b carry the level of y, so that ``nu`` shrinks only the
-differences between topics.
+differences between topics. As in Gibbs MedLDA (paper 000, section 4.1), the loss is on the
+sampled prediction ``eta^T zbar_d + b`` (a Gibbs regressor), where Appendix B's variational
+MedLDA puts it on the expected prediction ``E_q[eta^T zbar_d]``; the loss being convex, the
+expected Gibbs loss bounds the loss of the expected prediction from above (Jensen).
 
 Augmentation. With ``eps >= 0`` at most one of ``Delta - eps`` and ``-Delta - eps``
 (``Delta = y - f``) is positive, so
@@ -54,7 +57,8 @@ a Gaussian pseudo-observation of f_d: precision ``c^2 s_d`` and centre ``r_d / s
 
    the form of one augmented binary hinge in the classification sweep
    (:func:`regbayes.algorithms.lda_kernels.document_terms`: ``a = c y (1 + c l / omega) / N_d``,
-   ``b2 = c^2 / (2 omega N_d^2)``) with margin ``l = 0``, ``1/omega = s_d`` and the label
+   ``b2 = c^2 / (2 omega N_d^2)``: the label is a coefficient of the linear term only, its
+   square being 1 for +-1 labels) with margin ``l = 0``, ``1/omega = s_d`` and the real label
    ``y = c (r_d - s_d b)``. The sweep is therefore the classification kernel
    :func:`regbayes.algorithms.lda_kernels.gibbs_medlda_sweep` with these arguments
    (:func:`sweep_arguments`), and keeps its incremental O(K) form:
