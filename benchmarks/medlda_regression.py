@@ -5,11 +5,12 @@ MedLDA's, on the same corpus and K, measured side by side in one process.
   (:func:`regbayes.algorithms.medlda_regression.token_sweep`: the classification kernel with
   the regression's per-document arguments) against ``gibbs_medlda_sweep`` with one binary
   classifier (M = 1, ``MedLDA(sampler="gibbs")`` on two classes), with the same eta and
-  augmentation variables of typical size; median over ``--repeats`` sweeps after one untimed;
+  augmentation variables of typical size; median over ``--repeats`` sweeps after one untimed, the two taking turns;
 * end to end: ``MedLDARegressor`` against ``MedLDA(sampler="gibbs", refit_classifier=False)``
   on the labels ``y > median(y)`` (``trace_["tokens_per_second"]`` at the last iteration: the
   sweeps plus the augmentation / eta updates and bookkeeping, compilation excluded; a warm-up
-  fit first so that nothing compiles inside the timed one).
+  fit first so that nothing compiles inside the timed ones), the median of ``--fits`` fits each,
+  the two estimators taking turns.
 
 Corpus: ``make_topic_regression_corpus`` (``--n`` documents, K topics, V = 2000, mean length 80).
 
@@ -31,22 +32,28 @@ from regbayes.algorithms import medlda_regression as reg
 from regbayes.datasets.topic_corpus import make_topic_regression_corpus
 
 
-def median_rate(sweep, n_tokens, repeats):
-    sweep(0)
-    seconds = []
+def median_rates(sweeps, n_tokens, repeats):
+    """Tokens per second of each sweep (dict name -> function of a seed): the median over
+    ``repeats`` timed calls after one untimed call, the sweeps taking turns so that a change
+    of the machine's load falls on all of them alike."""
+    for sweep in sweeps.values():
+        sweep(0)
+    seconds = {name: [] for name in sweeps}
     for r in range(repeats):
-        start = time.perf_counter()
-        sweep(r + 1)
-        seconds.append(time.perf_counter() - start)
-    return n_tokens / float(np.median(seconds))
+        for name, sweep in sweeps.items():
+            start = time.perf_counter()
+            sweep(r + 1)
+            seconds[name].append(time.perf_counter() - start)
+    return {name: n_tokens / float(np.median(values)) for name, values in seconds.items()}
 
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--n", type=int, default=5000)
     parser.add_argument("--topics", type=int, default=20)
-    parser.add_argument("--repeats", type=int, default=7)
+    parser.add_argument("--repeats", type=int, default=15)
     parser.add_argument("--n-iter", type=int, default=20)
+    parser.add_argument("--fits", type=int, default=3)
     args = parser.parse_args()
 
     corpus = make_topic_regression_corpus(n_docs=args.n, n_topics=args.topics, n_words=2000, doc_length=80, noise=0.1,
@@ -72,17 +79,21 @@ def main():
         return kern.gibbs_medlda_sweep(doc_ptr, words, z, ndk, nwk, nk, coef[None, :], y_sign, inv_lam[:, None], 0.1, 0.01,
                                        5.0, 1.0, seed)
 
-    rates = {"regression sweep": median_rate(regression, n_tokens, args.repeats),
-             "classification sweep (M = 1)": median_rate(classification, n_tokens, args.repeats)}
+    rates = median_rates({"regression sweep": regression, "classification sweep (M = 1)": classification}, n_tokens,
+                         args.repeats)
 
     labels = (y > np.median(y)).astype(int)
     common = dict(n_topics=K, alpha=0.1, beta=0.01, C=5.0, random_state=0, n_transform_sweeps=2)
-    for name, make, target in (("MedLDARegressor end to end", lambda n: MedLDARegressor(epsilon=0.05, n_iter=n, **common), y),
-                               ("MedLDA gibbs end to end", lambda n: MedLDA(sampler="gibbs", refit_classifier=False,
-                                                                             n_draws=1, n_iter=n, **common), labels)):
+    fits = {"MedLDARegressor end to end": (lambda n: MedLDARegressor(epsilon=0.05, n_iter=n, **common), y),
+            "MedLDA gibbs end to end": (lambda n: MedLDA(sampler="gibbs", refit_classifier=False, n_draws=1, n_iter=n,
+                                                         **common), labels)}
+    for make, target in fits.values():
         make(2).fit(X[:200], target[:200])  # warm-up: compile or load every kernel
-        fitted = make(args.n_iter).fit(X, target)
-        rates[name] = float(fitted.trace_["tokens_per_second"][-1])
+    end_to_end = {name: [] for name in fits}
+    for _ in range(args.fits):  # the two take turns
+        for name, (make, target) in fits.items():
+            end_to_end[name].append(float(make(args.n_iter).fit(X, target).trace_["tokens_per_second"][-1]))
+    rates.update({name: float(np.median(values)) for name, values in end_to_end.items()})
 
     print(f"corpus: {args.n} documents, {n_tokens} tokens, K = {K}")
     for name, rate in rates.items():
