@@ -8,6 +8,7 @@ Synthetic (NumPy only, ``random_state`` = None, int or ``np.random.Generator``):
 * ``make_higgs_like`` -- a HIGGS-shaped stand-in (28 features, ~64 % linear accuracy)
 * ``make_multiclass_blobs`` -- thin wrapper of ``sklearn.datasets.make_classification``
 * ``make_topic_corpus`` -- paper 000, section 4.1.1 (LDA + max-margin labels, eqs. 16-20)
+* ``make_topic_regression_corpus`` -- supervised-LDA regression (paper 002, Appendix B)
 * ``load_breast_cancer_standardized`` -- scikit-learn's bundled data, train-only scaling
 * ``make_latent_classification``, ``make_latent_multilabel``, ``make_latent_multitask_regression``
   -- binary latent features (paper 002's iLSVM / MT-iLSVM models): offline stand-ins
@@ -47,7 +48,7 @@ from .multiple_features import MultiViewData, concat_views, load_multiple_featur
 from .registry import BundledDataset, DatasetSpec, RemoteFile, get_dataset, list_datasets
 from .svmlight import load_svmlight
 from .text import CountCorpus, TextCorpus, find_20newsgroups, load_20newsgroups, load_lda_reuters
-from .topic_corpus import make_topic_corpus
+from .topic_corpus import make_topic_corpus, make_topic_regression_corpus
 from .synthetic import hinge_label_probability, make_bayes_svm_2d, make_multiclass_blobs
 from .yeast import YeastData, load_yeast
 
@@ -62,6 +63,7 @@ __all__ = [
     "make_latent_classification",
     "make_latent_multilabel",
     "make_latent_multitask_regression",
+    "make_topic_regression_corpus",
     "CountCorpus",
     "TextCorpus",
     "find_20newsgroups",
