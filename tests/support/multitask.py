@@ -40,3 +40,19 @@ def task_regression(seed, *, n_tasks=6, noise_y=0.3, offsets=2.0, **kwargs):
     score = F[np.arange(X.shape[0]), tasks]
     y = score / F.std() + offset[tasks] + noise_y * rng.standard_normal(X.shape[0])
     return X, y, tasks
+
+
+def task_classification(seed, *, n_tasks=6, **kwargs):
+    """``(X, y, tasks)``: each row belongs to one task; ``y`` in {0, 1} is 1 where the row's
+    task score is above that task's median."""
+    X, F, Z, eta = shared_projection(seed, n_tasks=n_tasks, **kwargs)
+    rng = np.random.default_rng(seed + 3000)
+    tasks = np.arange(X.shape[0]) % n_tasks
+    rng.shuffle(tasks)
+    score = F[np.arange(X.shape[0]), tasks]
+    score = score + 0.1 * score.std() * rng.standard_normal(score.shape)
+    y = np.zeros(X.shape[0], dtype=int)
+    for m in range(n_tasks):
+        sel = tasks == m
+        y[sel] = score[sel] > np.median(score[sel])
+    return X, y, tasks
