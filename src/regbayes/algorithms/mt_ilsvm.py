@@ -191,18 +191,19 @@ def mean_field_sweep(X, psi, gamma, noise_variance, loading_variance, alpha, mar
 @jax.jit
 def mean_field_phase(X, V, psi, gamma, phi, sigma2, noise_variance, loading_variance, alpha, n_inner, inner_tol):
     """Sweeps of :func:`mean_field_sweep` until the relative change of :func:`phase_objective`
-    is at most ``inner_tol`` or ``n_inner`` sweeps have run (both traced: one program per
-    shape). ``V`` (N, K) gives the margin term ``X^T V``. Returns
-    ``(psi, gamma, phi, sigma2, sweeps, objective)``."""
+    between two sweeps is at most ``inner_tol`` (so at least two sweeps) or ``n_inner`` sweeps
+    have run (both traced: one program per shape). ``V`` (N, K) gives the margin term
+    ``X^T V``. Returns ``(psi, gamma, phi, sigma2, sweeps, objective)``; ``objective`` is
+    ``-inf`` when no sweep ran."""
     margin = X.T @ V
     objective = partial(phase_objective, X, noise_variance=noise_variance, loading_variance=loading_variance,
                         alpha=alpha, margin=margin)
-    start = objective(psi, gamma, phi, sigma2)
+    start = jnp.asarray(jnp.inf, dtype=X.dtype)  # the first change is measured after the second sweep
 
     def cond(carry):
         i, previous, current = carry[:3]
         moving = jnp.abs(current - previous) > inner_tol * jnp.abs(previous)
-        return (i < n_inner) & ((i == 0) | moving)
+        return (i < n_inner) & ((i < 2) | moving)
 
     def body(carry):
         i, _, current, psi, gamma, phi, sigma2 = carry
@@ -210,16 +211,16 @@ def mean_field_phase(X, V, psi, gamma, phi, sigma2, noise_variance, loading_vari
         return i + 1, current, objective(psi, gamma, phi, sigma2), psi, gamma, phi, sigma2
 
     i, _, value, psi, gamma, phi, sigma2 = jax.lax.while_loop(
-        cond, body, (jnp.asarray(0), start, start, psi, gamma, phi, sigma2))
+        cond, body, (jnp.asarray(0), start, -start, psi, gamma, phi, sigma2))
     return psi, gamma, phi, sigma2, i, value
 
 
 @jax.jit
-def _finish(X, psi, gamma, phi, sigma2, noise_variance, loading_variance, alpha, estimate, noise_floor):
-    """Line 13 (eqs. 29, 30) when ``estimate``, then the latent-feature ELBO."""
+def _finish(X, psi, gamma, phi, sigma2, noise_variance, loading_variance, alpha, noise_floor):
+    """Line 13 (eqs. 29, 30), then the latent-feature ELBO."""
     loadings = proj.Loadings(phi, sigma2)
-    noise_variance = jnp.where(estimate, proj.update_noise_variance(X, psi, loadings, noise_floor), noise_variance)
-    loading_variance = jnp.where(estimate, proj.update_loading_variance(loadings), loading_variance)
+    noise_variance = proj.update_noise_variance(X, psi, loadings, noise_floor)
+    loading_variance = proj.update_loading_variance(loadings)
     elbo = proj.latent_elbo(X, psi, gamma, loadings, alpha, noise_variance, loading_variance)
     return noise_variance, loading_variance, elbo
 
@@ -284,13 +285,17 @@ def mt_step(seed: int, state: MTState, data: MTData):
     V = margin_directions(state, data)
     with enable_x64():
         X = jnp.asarray(data.X)
-        psi, gamma, phi, sigma2, sweeps, _ = mean_field_phase(
+        psi, gamma, phi, sigma2, sweeps, value = mean_field_phase(
             X, jnp.asarray(V), state.psi, state.gamma, state.phi, state.sigma2, state.noise_variance,
             state.loading_variance, data.alpha, data.n_inner, data.inner_tol)
         features = classifier_features(data.X, psi, data.include_inputs, data.intercept_scaling)
         coef, duals, primal, gap, converged = solve_duals(features, data, state.duals, seed)
-        noise, loading, latent = _finish(X, psi, gamma, phi, sigma2, state.noise_variance, state.loading_variance,
-                                         data.alpha, data.estimate_variances, data.noise_floor)
+        if data.estimate_variances:
+            noise, loading, latent = _finish(X, psi, gamma, phi, sigma2, state.noise_variance, state.loading_variance,
+                                             data.alpha, data.noise_floor)
+        else:  # the phase's objective less its margin term
+            noise, loading = state.noise_variance, state.loading_variance
+            latent = float(value) - float(np.sum(np.asarray(psi) * (data.X.T @ V)))
     kl_eta = 0.5 * float(np.sum(coef * coef))
     elbo = float(latent) - kl_eta
     risk = primal - kl_eta
@@ -304,8 +309,9 @@ def mt_compile(state: MTState, data: MTData) -> None:
         X = jnp.asarray(data.X)
         mean_field_phase(X, jnp.zeros(state.phi.shape), state.psi, state.gamma, state.phi, state.sigma2,
                          state.noise_variance, state.loading_variance, data.alpha, 0, data.inner_tol)
-        _finish(X, state.psi, state.gamma, state.phi, state.sigma2, state.noise_variance, state.loading_variance,
-                data.alpha, False, data.noise_floor)
+        if data.estimate_variances:
+            _finish(X, state.psi, state.gamma, state.phi, state.sigma2, state.noise_variance, state.loading_variance,
+                    data.alpha, data.noise_floor)
 
 
 def decision_values(X, psi, coef, include_inputs: bool, intercept_scaling: float) -> np.ndarray:

@@ -46,10 +46,10 @@ from numbers import Integral, Real
 
 import numpy as np
 import scipy.sparse as sp
-from sklearn.base import ClassifierMixin, RegressorMixin
+from sklearn.base import ClassifierMixin, RegressorMixin, TransformerMixin
 from sklearn.metrics import accuracy_score, r2_score
 from sklearn.utils._param_validation import Interval
-from sklearn.utils.validation import check_is_fitted, validate_data
+from sklearn.utils.validation import check_is_fitted, column_or_1d, validate_data
 
 from ..algorithms.mt_ilsvm import (decision_values, mt_compile, mt_data, mt_init, mt_step)
 from ..inference import Algorithm, run
@@ -177,12 +177,22 @@ class _MultiTaskLatentBase(RegBayesEstimator):
         return tags
 
 
+def _check_y(y):
+    """``y`` as an array: None refused; an (N, 1) column raveled with a DataConversionWarning."""
+    if y is None:
+        raise ValueError("requires y to be passed, but the target y is None")
+    y = np.asarray(y)
+    if y.ndim == 2 and y.shape[1] == 1:
+        y = column_or_1d(y, warn=True)
+    return y
+
+
 def _check_finite_target(y):
     if y.dtype.kind in "fc" and not np.all(np.isfinite(y)):
         raise ValueError("y contains NaN or infinity")
 
 
-class MultiTaskInfiniteLatentSVC(ClassifierMixin, _MultiTaskLatentBase):
+class MultiTaskInfiniteLatentSVC(ClassifierMixin, TransformerMixin, _MultiTaskLatentBase):
     """MT-iLSVM: binary classification tasks that share IBP latent features (Algorithm 2).
 
     Parameters
@@ -258,9 +268,7 @@ class MultiTaskInfiniteLatentSVC(ClassifierMixin, _MultiTaskLatentBase):
         ``tasks`` (N,) (one task per row; two classes overall, both in every task)."""
         self._validate_params()
         X = self._check_X(X, reset=True)
-        y = np.asarray(y)
-        if y.ndim == 2 and y.shape[1] == 1 and tasks is None:
-            y = y.ravel()
+        y = _check_y(y)
         if y.shape[:1] != X.shape[:1]:
             raise ValueError(f"y has {y.shape[0] if y.ndim else 0} rows but X has {X.shape[0]}")
         _check_finite_target(y)
@@ -271,8 +279,8 @@ class MultiTaskInfiniteLatentSVC(ClassifierMixin, _MultiTaskLatentBase):
         elif y.ndim == 1:
             codes = self._encode_labels(y)
             if len(self.classes_) != 2:
-                raise ValueError(f"y has {len(self.classes_)} classes; each task is binary: pass a label-indicator "
-                                 f"matrix for several labels per row, or tasks=... with two classes overall")
+                raise ValueError(f"Only binary classification is supported: y has {len(self.classes_)} classes; pass a "
+                                 "label-indicator matrix for several labels per row, or tasks=... with two classes overall")
             signs = 2.0 * codes - 1.0
             if tasks is None:
                 self._mode = "single"
@@ -331,7 +339,7 @@ class MultiTaskInfiniteLatentSVC(ClassifierMixin, _MultiTaskLatentBase):
         return tags
 
 
-class MultiTaskInfiniteLatentSVR(RegressorMixin, _MultiTaskLatentBase):
+class MultiTaskInfiniteLatentSVR(RegressorMixin, TransformerMixin, _MultiTaskLatentBase):
     """MT-iLSVM for regression: epsilon-insensitive tasks sharing IBP latent features.
 
     The dual step is Lemma 11's (:mod:`regbayes.algorithms.mt_ilsvm`); per-task means are
@@ -371,9 +379,7 @@ class MultiTaskInfiniteLatentSVR(RegressorMixin, _MultiTaskLatentBase):
         """Fit on targets ``y`` (N,), with ``tasks`` (N,) the task of each row (None: one task)."""
         self._validate_params()
         X = self._check_X(X, reset=True)
-        y = np.asarray(y)
-        if y.ndim == 2 and y.shape[1] == 1:
-            y = y.ravel()
+        y = _check_y(y)
         if y.ndim != 1 or y.shape[0] != X.shape[0]:
             raise ValueError(f"y must be 1-D with one target per row of X ({X.shape[0]}), got shape {y.shape}")
         try:
