@@ -342,7 +342,13 @@ class MultiTaskInfiniteLatentSVC(ClassifierMixin, TransformerMixin, _MultiTaskLa
 class MultiTaskInfiniteLatentSVR(RegressorMixin, TransformerMixin, _MultiTaskLatentBase):
     """MT-iLSVM for regression: epsilon-insensitive tasks sharing IBP latent features.
 
-    The dual step is Lemma 11's (:mod:`regbayes.algorithms.mt_ilsvm`); per-task means are
+    The risk is ``C sum_{m,n} max(0, |f_m(x_n) - y_mn| - epsilon)``, derived as Appendix B
+    derives MedLDA regression: with Lemma 11's conjugate
+    ``g2*(beta; y, eps) = beta y + eps |beta| + I(|beta| <= C)``, Theorem 6 gives
+    ``q(eta_m) = N(mu_m, I)``, ``mu_m = sum_n beta_mn [psi^T x_n; ...]``, where
+    ``beta_m = omega_m - omega*_m`` maximises ``sum_n (beta_mn y_mn - eps |beta_mn|) - ||mu_m||^2 / 2``
+    over ``|beta_mn| <= C``; the ``Z`` update's margin term is
+    ``sum_{m,n} beta_mn mu_mk x_nd`` (:mod:`regbayes.algorithms.mt_ilsvm`). Per-task means are
     removed and added back and targets are scaled by ``target_scale_`` (module docstring).
     Parameters as :class:`MultiTaskInfiniteLatentSVC`, with ``epsilon`` (default 0.1), the
     half-width of the insensitive tube in units of ``target_scale_``, and
