@@ -106,7 +106,7 @@ def _psi_objective(psi, X, gamma, loadings, lam2, s0, alpha, extra):
             + sticks.ibp_elbo(psi, gamma, alpha) + jnp.sum(psi * extra))
 
 
-@pytest.mark.parametrize("seed", [0, 1, 2])
+@pytest.mark.parametrize("seed", [0, 1])
 def test_feature_column_update_is_the_maximum_in_its_column(seed):
     X, psi0, phi, sigma2, lam2, gamma = _problem(seed)
     lam2 = 20.0 * lam2  # moderate logits: the updated psi stays away from 0 and 1, where psi +- H leaves [0, 1]
