@@ -13,7 +13,8 @@ from sklearn.datasets import make_blobs
 from sklearn.preprocessing import StandardScaler
 from sklearn.utils.estimator_checks import parametrize_with_checks
 
-from regbayes import M2DPM, BayesianSVC, DPMeansSVC, InfiniteSVC, MedLDA, MedLDARegressor
+from regbayes import (M2DPM, BayesianSVC, DPMeansSVC, InfiniteSVC, MedLDA, MedLDARegressor, MultiTaskInfiniteLatentSVC,
+                      MultiTaskInfiniteLatentSVR)
 
 
 # ``predict`` is the posterior-mean discriminant and ``predict_proba`` the vote fractions
@@ -118,6 +119,23 @@ ISVM_SLOW_CHECKS = {
 }
 
 
+# ---------------------------------------------------------------- MT-iLSVM: checks that compile new programs
+# Both MT-iLSVM estimators pass every check (REGBAYES_FULL_SKLEARN_CHECKS=1). The checks below
+# fit new data shapes, and each shape compiles the mean-field phase anew (2-9 s apiece); they
+# are skipped unless REGBAYES_FULL_SKLEARN_CHECKS=1. The rows use include_inputs=True: on the
+# checks' two-dimensional blobs the IBP posterior at the default noise variance keeps no
+# latent feature (one of two dimensions is left to noise), so the classifier needs the
+# inputs to reach check_classifiers_train's accuracy.
+MT_ILSVM_SLOW_CHECKS = {
+    "check_classifier_data_not_an_array", "check_classifiers_classes", "check_classifiers_multilabel_output_format_predict",
+    "check_classifiers_multilabel_representation_invariance", "check_classifiers_train", "check_dont_overwrite_parameters",
+    "check_dtype_object", "check_estimator_sparse_tag", "check_estimators_dtypes", "check_estimators_nan_inf",
+    "check_estimators_overwrite_params", "check_fit2d_1feature", "check_fit2d_1sample", "check_fit_check_is_fitted",
+    "check_fit_score_takes_y", "check_n_features_in_after_fitting", "check_positive_only_tag_during_fit",
+    "check_regressors_int", "check_regressors_no_decision_function", "check_regressors_train",
+}
+
+
 # ---------------------------------------------------------------- the table
 CHECKED = [
     # (estimator, expected failures {check: reason}, slow checks)
@@ -127,6 +145,8 @@ CHECKED = [
     (DPMeansSVC(max_iter=5, random_state=0), {}, set()),
     (CountViewMedLDA(n_topics=2, sampler="gibbs", n_iter=3, n_draws=1, n_transform_sweeps=2), MEDLDA_EXPECTED_FAILURES, set()),
     (CountViewMedLDARegressor(n_topics=2, n_iter=3, n_transform_sweeps=2), MEDLDA_REGRESSOR_EXPECTED_FAILURES, set()),
+    (MultiTaskInfiniteLatentSVC(truncation=4, n_iter=3, include_inputs=True, random_state=0), {}, MT_ILSVM_SLOW_CHECKS),
+    (MultiTaskInfiniteLatentSVR(truncation=4, n_iter=3, include_inputs=True, random_state=0), {}, MT_ILSVM_SLOW_CHECKS),
 ]
 EXPECTED = {type(est): failures for est, failures, _ in CHECKED}
 SLOW = {type(est): slow for est, _, slow in CHECKED}
