@@ -66,7 +66,7 @@ def _active(model):
     return getattr(latent, "n_active_features_", None)
 
 
-def run(out_dir, *, quick: bool = False, seed: int = 0, n_seeds: int = 5, data: str = "auto", truncation=None,
+def run(out_dir, *, quick: bool = False, seed: int = 0, n_seeds: int | None = None, data: str = "auto", truncation=None,
         C=None, alpha=None, progress: bool = False, **unused) -> dict:
     """Run Table 1 and write ``ilsvm-table1.png``, ``ilsvm-table1.json`` and ``results.md``.
 
@@ -80,7 +80,7 @@ def run(out_dir, *, quick: bool = False, seed: int = 0, n_seeds: int = 5, data: 
 
     start = time.perf_counter()
     split = multiview_data(data, quick=quick, seed=seed)
-    n_seeds = 2 if quick else int(n_seeds)
+    n_seeds = (2 if quick else 5) if n_seeds is None else int(n_seeds)
     params = {"C": C, "alpha": alpha}
     if quick and truncation is None:
         truncation = 20

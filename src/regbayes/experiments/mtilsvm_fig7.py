@@ -78,7 +78,7 @@ def fit_predict(model, split):
     return model.predict(split.X_test, tasks=split.tasks_test)
 
 
-def run(out_dir, *, quick: bool = False, seed: int = 0, n_splits: int = 10, data: str = "auto", truncation=None,
+def run(out_dir, *, quick: bool = False, seed: int = 0, n_splits: int | None = None, data: str = "auto", truncation=None,
         C=None, alpha=None, epsilon=None, progress: bool = False, **unused) -> dict:
     """Run Figure 7 and write ``mtilsvm-fig7.png``, ``mtilsvm-fig7.json`` and ``results.md``.
 
@@ -88,7 +88,7 @@ def run(out_dir, *, quick: bool = False, seed: int = 0, n_splits: int = 10, data
     from ..plotting import method_color, new_figure
 
     start = time.perf_counter()
-    n_splits = 2 if quick else int(n_splits)
+    n_splits = (2 if quick else 10) if n_splits is None else int(n_splits)
     params = {"truncation": truncation if truncation is not None else (20 if quick else None), "C": C, "alpha": alpha,
               "epsilon": epsilon}
     results = {m: [] for m in METHODS}

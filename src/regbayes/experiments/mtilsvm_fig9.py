@@ -20,7 +20,7 @@ TITLE = "Figure 9 of paper 002: MT-iLSVM's explained variance and time against t
 FRACTIONS = (0.5, 0.6, 0.7, 0.8, 0.9, 1.0)
 
 
-def run(out_dir, *, quick: bool = False, seed: int = 0, n_splits: int = 10, data: str = "auto", truncation=None,
+def run(out_dir, *, quick: bool = False, seed: int = 0, n_splits: int | None = None, data: str = "auto", truncation=None,
         progress: bool = False, **unused) -> dict:
     """Run Figure 9 and write ``mtilsvm-fig9.png``, ``mtilsvm-fig9.json`` and ``results.md``.
 
@@ -29,7 +29,7 @@ def run(out_dir, *, quick: bool = False, seed: int = 0, n_splits: int = 10, data
     from ..plotting import new_figure
 
     start = time.perf_counter()
-    n_splits = 2 if quick else int(n_splits)
+    n_splits = (2 if quick else 10) if n_splits is None else int(n_splits)
     fractions = FRACTIONS[::2] if quick else FRACTIONS
     params = {"truncation": truncation if truncation is not None else (20 if quick else None)}
     rows, name = [], None

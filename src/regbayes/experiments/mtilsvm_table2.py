@@ -54,7 +54,7 @@ def make_method(method, seed, params):
     return _binary_relevance()
 
 
-def run(out_dir, *, quick: bool = False, seed: int = 0, n_seeds: int = 5, data: str = "auto", truncation=None,
+def run(out_dir, *, quick: bool = False, seed: int = 0, n_seeds: int | None = None, data: str = "auto", truncation=None,
         C=None, alpha=None, progress: bool = False, **unused) -> dict:
     """Run Table 2 and write ``mtilsvm-table2.png``, ``mtilsvm-table2.json`` and ``results.md``.
 
@@ -65,7 +65,7 @@ def run(out_dir, *, quick: bool = False, seed: int = 0, n_seeds: int = 5, data: 
 
     start = time.perf_counter()
     split = yeast_data(data, quick=quick, seed=seed)
-    n_seeds = 2 if quick else int(n_seeds)
+    n_seeds = (2 if quick else 5) if n_seeds is None else int(n_seeds)
     params = {"truncation": truncation if truncation is not None else (20 if quick else None), "C": C, "alpha": alpha}
     results = {m: [] for m in METHODS}
     for method in METHODS:
