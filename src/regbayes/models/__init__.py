@@ -4,5 +4,8 @@ from .dpmeans import DPMeansSVC
 from .isvm import InfiniteSVC
 from .m2dpm import M2DPM
 from .medlda import MedLDA
+from .medlda_regressor import MedLDARegressor
+from .mt_ilsvm import MultiTaskInfiniteLatentSVC, MultiTaskInfiniteLatentSVR
 
-__all__ = ["BayesianSVC", "DPMeansSVC", "InfiniteSVC", "M2DPM", "MedLDA"]
+__all__ = ["BayesianSVC", "DPMeansSVC", "InfiniteSVC", "M2DPM", "MedLDA", "MedLDARegressor", "MultiTaskInfiniteLatentSVC",
+           "MultiTaskInfiniteLatentSVR"]
