@@ -3,7 +3,7 @@
 Layers, lowest first (a module imports from its own layer or below only)::
 
     base modules (precision, rng, validation, schedules)
-      -> potentials, datasets -> samplers -> algorithms -> inference -> models
+      -> potentials, datasets -> samplers, core -> algorithms -> inference -> models
       -> experiments, plotting -> cli
 
 Also: no estimator module imports another estimator module, no private name (a name or
@@ -22,7 +22,7 @@ MAX_LINES = 500
 LAYERS = {
     "precision": 0, "rng": 0, "validation": 0, "schedules": 0,
     "potentials": 1, "datasets": 1,
-    "samplers": 2,
+    "samplers": 2, "core": 2,
     "algorithms": 3,
     "inference": 4,
     "models": 5,

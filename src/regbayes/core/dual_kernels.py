@@ -1,0 +1,299 @@
+"""Dual coordinate descent kernels of :mod:`regbayes.core.duals`, compiled with numba.
+
+Each kernel takes float64 C-contiguous arrays (the wrappers in :mod:`regbayes.core.duals`
+convert), so it is compiled once, on first use, and cached on disk. Every kernel updates
+its dual variables in place (the caller passes a copy), sweeps the rows in a random order
+drawn from an explicit integer ``seed`` (splitmix64, one stream per call, no global
+state), and after each pass recomputes the weights from the dual variables (no drift from
+the incremental updates) and the primal and dual objectives; it stops when
+
+    primal - dual <= tol * max(|primal|, |dual|)                    (relative duality gap)
+
+or after ``max_iter`` passes. Row sub-problems are solved exactly:
+
+* binary hinge (Hsieh et al. 2008): ``w_n <- clip(w_n - (y_n mu.x_n - 1) / ||x_n||^2, 0, C_n)``;
+* epsilon-insensitive (Ho & Lin 2012, in the variable ``beta = omega - omega*``):
+  ``beta_n <- clip(soft(beta_n + (y_n - mu.x_n) / ||x_n||^2, eps / ||x_n||^2), -C_n, C_n)``;
+* Crammer–Singer (Keerthi et al. 2008, sequential dual method): the row's dual
+  objective is exactly quadratic with Hessian ``-||x_n||^2 I``, so its maximiser is the
+  Euclidean projection of ``omega_n + (f_n + l_n) / ||x_n||^2`` onto
+  ``{omega >= 0, sum omega = C_n}``, found by sorting.
+"""
+from __future__ import annotations
+
+import numba
+import numpy as np
+
+_GOLDEN = np.uint64(0x9E3779B97F4A7C15)
+_MIX1 = np.uint64(0xBF58476D1CE4E5B9)
+_MIX2 = np.uint64(0x94D049BB133111EB)
+
+
+@numba.njit(cache=True)
+def _splitmix(state):
+    """(next state, 64 random bits) of splitmix64."""
+    state = state + _GOLDEN
+    z = state
+    z = (z ^ (z >> np.uint64(30))) * _MIX1
+    z = (z ^ (z >> np.uint64(27))) * _MIX2
+    return state, z ^ (z >> np.uint64(31))
+
+
+@numba.njit(cache=True)
+def _shuffle(order, state):
+    """Fisher–Yates shuffle of ``order`` in place; returns the generator's new state."""
+    for i in range(order.shape[0] - 1, 0, -1):
+        state, bits = _splitmix(state)
+        j = np.int64(bits >> np.uint64(11)) % (i + 1)
+        tmp = order[i]
+        order[i] = order[j]
+        order[j] = tmp
+    return state
+
+
+@numba.njit(cache=True)
+def _converged(primal, dual, tol):
+    return primal - dual <= tol * max(abs(primal), abs(dual))
+
+
+@numba.njit(cache=True)
+def _binary_objectives(X, y, C, w, mu):
+    """Recompute ``mu = sum_n y_n w_n x_n`` in place; return (primal, dual)."""
+    N, K = X.shape
+    mu[:] = 0.0
+    wsum = 0.0
+    for n in range(N):
+        wsum += w[n]
+        if w[n] != 0.0:
+            a = y[n] * w[n]
+            for k in range(K):
+                mu[k] += a * X[n, k]
+    half_sq = 0.5 * np.dot(mu, mu)
+    hinge = 0.0
+    for n in range(N):
+        if C[n] > 0.0:
+            margin = 1.0 - y[n] * np.dot(mu, X[n])
+            if margin > 0.0:
+                hinge += C[n] * margin
+    return half_sq + hinge, wsum - half_sq
+
+
+@numba.njit(cache=True)
+def binary_svm_cd(X, y, C, w, tol, max_iter, seed):
+    """Dual coordinate descent for eq. 28 of paper 002; ``w`` updated in place.
+
+    Returns ``(mu, primal, dual, n_iter, converged)``."""
+    N, K = X.shape
+    mu = np.zeros(K)
+    sq = np.empty(N)
+    for n in range(N):
+        sq[n] = np.dot(X[n], X[n])
+    order = np.arange(N)
+    state = np.uint64(seed)
+    primal, dual = _binary_objectives(X, y, C, w, mu)
+    n_iter = 0
+    converged = False
+    while n_iter < max_iter:
+        state = _shuffle(order, state)
+        for i in range(N):
+            n = order[i]
+            if C[n] == 0.0:
+                continue
+            grad = y[n] * np.dot(mu, X[n]) - 1.0
+            if sq[n] > 0.0:
+                new = min(max(w[n] - grad / sq[n], 0.0), C[n])
+            elif grad < 0.0:
+                new = C[n]
+            else:
+                new = w[n] if grad == 0.0 else 0.0
+            delta = new - w[n]
+            if delta != 0.0:
+                a = delta * y[n]
+                for k in range(K):
+                    mu[k] += a * X[n, k]
+                w[n] = new
+        n_iter += 1
+        primal, dual = _binary_objectives(X, y, C, w, mu)
+        if _converged(primal, dual, tol):
+            converged = True
+            break
+    return mu, primal, dual, n_iter, converged
+
+
+@numba.njit(cache=True)
+def _svr_objectives(X, y, C, epsilon, beta, mu):
+    """Recompute ``mu = sum_n beta_n x_n`` in place; return (primal, dual)."""
+    N, K = X.shape
+    mu[:] = 0.0
+    linear = 0.0
+    for n in range(N):
+        if beta[n] != 0.0:
+            linear += beta[n] * y[n] - epsilon * abs(beta[n])
+            for k in range(K):
+                mu[k] += beta[n] * X[n, k]
+    half_sq = 0.5 * np.dot(mu, mu)
+    loss = 0.0
+    for n in range(N):
+        if C[n] > 0.0:
+            excess = abs(np.dot(mu, X[n]) - y[n]) - epsilon
+            if excess > 0.0:
+                loss += C[n] * excess
+    return half_sq + loss, linear - half_sq
+
+
+@numba.njit(cache=True)
+def svr_cd(X, y, C, epsilon, beta, tol, max_iter, seed):
+    """Dual coordinate descent for the epsilon-insensitive dual (Lemma 11); ``beta``
+    updated in place. Returns ``(mu, primal, dual, n_iter, converged)``."""
+    N, K = X.shape
+    mu = np.zeros(K)
+    sq = np.empty(N)
+    for n in range(N):
+        sq[n] = np.dot(X[n], X[n])
+    order = np.arange(N)
+    state = np.uint64(seed)
+    primal, dual = _svr_objectives(X, y, C, epsilon, beta, mu)
+    n_iter = 0
+    converged = False
+    while n_iter < max_iter:
+        state = _shuffle(order, state)
+        for i in range(N):
+            n = order[i]
+            if C[n] == 0.0:
+                continue
+            residual = y[n] - np.dot(mu, X[n])
+            if sq[n] > 0.0:
+                v = beta[n] + residual / sq[n]
+                shrink = epsilon / sq[n]
+                if v > shrink:
+                    new = v - shrink
+                elif v < -shrink:
+                    new = v + shrink
+                else:
+                    new = 0.0
+                new = min(max(new, -C[n]), C[n])
+            elif residual > epsilon:
+                new = C[n]
+            elif residual < -epsilon:
+                new = -C[n]
+            else:
+                new = 0.0
+            delta = new - beta[n]
+            if delta != 0.0:
+                for k in range(K):
+                    mu[k] += delta * X[n, k]
+                beta[n] = new
+        n_iter += 1
+        primal, dual = _svr_objectives(X, y, C, epsilon, beta, mu)
+        if _converged(primal, dual, tol):
+            converged = True
+            break
+    return mu, primal, dual, n_iter, converged
+
+
+@numba.njit(cache=True)
+def project_simplex(v, total, out, work):
+    """``out = argmin_{o >= 0, sum o = total} ||o - v||^2`` (``total >= 0``), by sorting
+    ``v`` (into ``work``) in decreasing order: ``o = max(0, v - theta)`` with the
+    threshold ``theta`` where the sum of the positive parts equals ``total``."""
+    L = v.shape[0]
+    for i in range(L):  # insertion sort, decreasing (L is small)
+        x = v[i]
+        j = i - 1
+        while j >= 0 and work[j] < x:
+            work[j + 1] = work[j]
+            j -= 1
+        work[j + 1] = x
+    cumsum = 0.0
+    theta = work[0] - total
+    for r in range(L):
+        cumsum += work[r]
+        candidate = (cumsum - total) / (r + 1)
+        if work[r] > candidate:
+            theta = candidate
+        else:
+            break
+    for i in range(L):
+        out[i] = max(v[i] - theta, 0.0)
+
+
+@numba.njit(cache=True)
+def _cs_objectives(X, y, C, cost, omega, mu, scores):
+    """Recompute ``mu_k = sum_n (C_n 1[k = y_n] - omega_nk) x_n`` in place; return
+    (primal, dual) of the Crammer–Singer problem."""
+    N, K = X.shape
+    L = omega.shape[1]
+    mu[:, :] = 0.0
+    linear = 0.0
+    for n in range(N):
+        for c in range(L):
+            a = -omega[n, c]
+            if c == y[n]:
+                a += C[n]
+            linear += omega[n, c] * cost[n, c]
+            if a != 0.0:
+                for k in range(K):
+                    mu[c, k] += a * X[n, k]
+    half_sq = 0.0
+    for c in range(L):
+        half_sq += 0.5 * np.dot(mu[c], mu[c])
+    loss = 0.0
+    for n in range(N):
+        if C[n] > 0.0:
+            for c in range(L):
+                scores[c] = np.dot(mu[c], X[n])
+            worst = -np.inf
+            for c in range(L):
+                worst = max(worst, cost[n, c] + scores[c] - scores[y[n]])
+            loss += C[n] * worst
+    return half_sq + loss, linear - half_sq
+
+
+@numba.njit(cache=True)
+def crammer_singer_cd(X, y, C, cost, omega, tol, max_iter, seed):
+    """Sequential dual method for the Crammer–Singer dual (eq. 34 with Lemma 12's cost
+    term); ``omega`` (N, L) updated in place. Returns ``(mu, primal, dual, n_iter, converged)``."""
+    N, K = X.shape
+    L = omega.shape[1]
+    mu = np.zeros((L, K))
+    sq = np.empty(N)
+    for n in range(N):
+        sq[n] = np.dot(X[n], X[n])
+    v = np.empty(L)
+    new = np.empty(L)
+    work = np.empty(L)
+    scores = np.empty(L)
+    order = np.arange(N)
+    state = np.uint64(seed)
+    primal, dual = _cs_objectives(X, y, C, cost, omega, mu, scores)
+    n_iter = 0
+    converged = False
+    while n_iter < max_iter:
+        state = _shuffle(order, state)
+        for i in range(N):
+            n = order[i]
+            if C[n] == 0.0:
+                continue
+            if sq[n] > 0.0:
+                for c in range(L):
+                    v[c] = omega[n, c] + (np.dot(mu[c], X[n]) + cost[n, c]) / sq[n]
+                project_simplex(v, C[n], new, work)
+            else:  # a zero row: the row's objective is linear, all of C_n on the largest cost
+                best = 0
+                for c in range(1, L):
+                    if cost[n, c] > cost[n, best]:
+                        best = c
+                new[:] = 0.0
+                new[best] = C[n]
+            for c in range(L):
+                delta = new[c] - omega[n, c]
+                if delta != 0.0:
+                    for k in range(K):
+                        mu[c, k] -= delta * X[n, k]
+                    omega[n, c] = new[c]
+        n_iter += 1
+        primal, dual = _cs_objectives(X, y, C, cost, omega, mu, scores)
+        if _converged(primal, dual, tol):
+            converged = True
+            break
+    return mu, primal, dual, n_iter, converged

@@ -1,0 +1,314 @@
+"""The dual problems of RegBayes' max-margin posteriors with a Gaussian prior (paper 002).
+
+With the prior ``eta ~ N(0, I)`` and expectation constraints on the discriminant,
+Theorem 6 gives the posterior ``q(eta) = N(mu, I)`` whose mean ``mu`` is a weighted sum of
+the constraint features, the weights solving a finite-dimensional dual. The conjugates
+of Lemmas 9-11 (:mod:`regbayes.core.conjugates`) turn the three losses into the three
+duals solved here, each by dual coordinate descent to a stated relative duality gap:
+
+* :func:`binary_svm_dual`: hinge loss, Lemma 9, eq. 28 (Appendix D.1);
+* :func:`crammer_singer_dual`: multi-class hinge, Lemmas 10 and 12, eq. 34 (Appendix D.2);
+* :func:`svr_dual`: epsilon-insensitive loss, Lemma 11 (Appendix C.4).
+
+All three return a :class:`DualSolution`; ``coef`` is ``mu``, the weights of the linear
+discriminant (no bias term: the paper's discriminants have none; append a constant
+column to ``features`` for one). ``C`` may be a scalar or one value per row; a row with
+``C_n = 0`` drops out of the problem (its dual variables are 0), which the multi-task
+models use for unobserved labels. ``initial_dual`` warm-starts the solver (the iLSVM and
+MT-iLSVM algorithms solve these duals once per outer iteration on slowly changing
+features); it is first projected onto the feasible set. At ``max_iter`` passes the
+solution is returned with ``converged=False``; nothing is raised.
+"""
+from __future__ import annotations
+
+from typing import NamedTuple
+
+import numpy as np
+import scipy.sparse as sp
+
+from ..validation import check_int, check_real
+from . import dual_kernels
+
+__all__ = ["DualSolution", "binary_svm_dual", "crammer_singer_dual", "svr_dual"]
+
+
+class DualSolution(NamedTuple):
+    """Solution of a dual problem of :mod:`regbayes.core.duals`.
+
+    dual: the dual variables (shape depends on the problem)
+    coef: ``mu``, the posterior mean of the weights, ``q(eta) = N(mu, I)``
+    primal_objective, dual_objective: the objectives at ``coef`` and ``dual``
+    gap: ``primal_objective - dual_objective`` (>= 0 up to rounding, weak duality)
+    n_iter: passes over the rows
+    converged: whether ``gap <= tol * max(|primal|, |dual|)`` was reached within ``max_iter``
+    """
+
+    dual: np.ndarray
+    coef: np.ndarray
+    primal_objective: float
+    dual_objective: float
+    gap: float
+    n_iter: int
+    converged: bool
+
+
+def _features(features) -> np.ndarray:
+    if sp.issparse(features):
+        features = features.toarray()
+    try:
+        X = np.asarray(features, dtype=np.float64)
+    except (TypeError, ValueError) as exc:
+        raise TypeError(f"features must be a numeric (N, K) array, got {type(features).__name__}") from exc
+    if X.ndim != 2:
+        raise ValueError(f"features must be a 2-D (N, K) array, got shape {X.shape}")
+    if X.shape[0] == 0 or X.shape[1] == 0:
+        raise ValueError(f"features must have at least one row and one column, got shape {X.shape}")
+    if not np.all(np.isfinite(X)):
+        row, col = np.argwhere(~np.isfinite(X))[0]
+        raise ValueError(f"features contains NaN or infinity (first at row {row}, column {col})")
+    return np.ascontiguousarray(X)
+
+
+def _targets(y, n: int) -> np.ndarray:
+    try:
+        y = np.asarray(y, dtype=np.float64)
+    except (TypeError, ValueError) as exc:
+        raise TypeError(f"y must be a numeric array, got {type(y).__name__}") from exc
+    if y.shape != (n,):
+        raise ValueError(f"y must have shape ({n},) to match features, got {y.shape}")
+    if not np.all(np.isfinite(y)):
+        raise ValueError(f"y contains NaN or infinity (first at row {np.argwhere(~np.isfinite(y))[0][0]})")
+    return np.ascontiguousarray(y)
+
+
+def _row_costs(C, n: int) -> np.ndarray:
+    """``C`` (a scalar >= 0 or an (n,) array of them) as an (n,) float64 array."""
+    if np.ndim(C) == 0:
+        return np.full(n, check_real("C", C.item() if isinstance(C, np.ndarray) else C, low=0.0))
+    try:
+        C = np.asarray(C, dtype=np.float64)
+    except (TypeError, ValueError) as exc:
+        raise TypeError(f"C must be a number or an array of numbers, got {type(C).__name__}") from exc
+    if C.shape != (n,):
+        raise ValueError(f"C must be a scalar or have shape ({n},) (one value per row), got {C.shape}")
+    if not np.all(np.isfinite(C)):
+        raise ValueError("C contains NaN or infinity")
+    if np.any(C < 0):
+        raise ValueError(f"C must be >= 0, got {C.min()} (at row {int(np.argmin(C))})")
+    return np.ascontiguousarray(C)
+
+
+def _options(tol, max_iter, seed):
+    tol = check_real("tol", tol, low=0.0)
+    return tol, check_int("max_iter", max_iter, minimum=1), check_int("seed", seed, minimum=0) % 2**64
+
+
+def _initial(initial_dual, shape, name="initial_dual") -> np.ndarray:
+    """A float64 copy of ``initial_dual`` (zeros when None): never the caller's array."""
+    if initial_dual is None:
+        return np.zeros(shape)
+    try:
+        start = np.array(initial_dual, dtype=np.float64)  # a copy: the kernels write in place
+    except (TypeError, ValueError) as exc:
+        raise TypeError(f"{name} must be a numeric array, got {type(initial_dual).__name__}") from exc
+    if start.shape != shape:
+        raise ValueError(f"{name} must have shape {shape}, got {start.shape}")
+    if not np.all(np.isfinite(start)):
+        raise ValueError(f"{name} contains NaN or infinity")
+    return np.ascontiguousarray(start)
+
+
+def _solution(dual, mu, primal, dual_value, n_iter, converged) -> DualSolution:
+    return DualSolution(dual=dual, coef=mu, primal_objective=float(primal), dual_objective=float(dual_value),
+                        gap=float(primal - dual_value), n_iter=int(n_iter), converged=bool(converged))
+
+
+def binary_svm_dual(features, y, C, *, tol=1e-8, max_iter=1000, initial_dual=None, seed=0) -> DualSolution:
+    """Solve the binary max-margin dual of paper 002, eq. 28 (Lemma 9, Appendix D.1)::
+
+        max_w  sum_n w_n - 1/2 ||mu||^2,   0 <= w_n <= C_n,   mu = sum_n y_n w_n x_n,
+
+    the dual of the bias-free linear SVM
+
+        min_mu  1/2 ||mu||^2 + sum_n C_n max(0, 1 - y_n mu.x_n).
+
+    Eq. 28 has one ``C`` for all rows; a per-row ``C_n`` is the same derivation with
+    ``g0`` scaled row by row, and ``C_n = 0`` removes row ``n``. Solved by dual coordinate
+    descent (Hsieh et al. 2008), rows in a random order drawn from ``seed``, until the
+    relative duality gap is at most ``tol``. The same problem as scikit-learn's
+    ``LinearSVC(loss="hinge", fit_intercept=False)``.
+
+    Parameters
+    ----------
+    features : (N, K) array (a sparse matrix is densified); ``x_n`` are its rows.
+    y : (N,) array of +1/-1.
+    C : float >= 0 or (N,) array of them.
+    tol : relative duality gap to stop at, ``gap <= tol * max(|primal|, |dual|)``.
+    max_iter : most passes over the rows.
+    initial_dual : (N,) warm start for ``w``, clipped to ``[0, C_n]``.
+    seed : integer seed of the row order.
+
+    Returns
+    -------
+    DualSolution with ``dual`` = ``w`` (N,) and ``coef`` = ``mu`` (K,), the mean of
+    ``q(eta) = N(mu, I)``.
+    """
+    X = _features(features)
+    n = X.shape[0]
+    y = _targets(y, n)
+    if not np.all((y == 1.0) | (y == -1.0)):
+        bad = y[(y != 1.0) & (y != -1.0)][0]
+        raise ValueError(f"y must hold only +1 and -1 (binary labels), got {bad!r}")
+    C = _row_costs(C, n)
+    tol, max_iter, seed = _options(tol, max_iter, seed)
+    w = np.clip(_initial(initial_dual, (n,)), 0.0, C)
+    mu, primal, dual, n_iter, converged = dual_kernels.binary_svm_cd(X, y, C, w, tol, max_iter, np.uint64(seed))
+    return _solution(w, mu, primal, dual, n_iter, converged)
+
+
+def svr_dual(features, y, C, epsilon, *, tol=1e-8, max_iter=1000, initial_dual=None, seed=0) -> DualSolution:
+    """Solve the epsilon-insensitive regression dual given by Lemma 11 (Appendix C.4)::
+
+        max_beta  sum_n (beta_n y_n - eps |beta_n|) - 1/2 ||mu||^2,
+                  |beta_n| <= C_n,   mu = sum_n beta_n x_n,
+
+    from Theorem 6 with ``g(Eq) = sum_n g2(mu.x_n; y_n, eps)``: the dual term is
+    ``-g2*(-beta_n; y_n, eps)`` and ``log Z = 1/2 ||mu||^2`` for the N(0, I) prior. In the
+    split form ``beta_n = omega_n - omega*_n`` with ``omega, omega* in [0, C_n]`` (at most
+    one non-zero at the optimum). The primal is the bias-free linear SVR
+
+        min_mu  1/2 ||mu||^2 + sum_n C_n max(0, |mu.x_n - y_n| - eps),
+
+    which is what scikit-learn's ``LinearSVR(loss="epsilon_insensitive",
+    fit_intercept=False)`` solves: LinearSVR is the bias-free form of SVR. Solved by dual
+    coordinate descent on ``beta`` (Ho & Lin 2012; each coordinate exactly, by soft
+    thresholding and clipping), rows in a random order drawn from ``seed``, until the
+    relative duality gap is at most ``tol``.
+
+    Parameters
+    ----------
+    features : (N, K) array (a sparse matrix is densified).
+    y : (N,) real targets.
+    C : float >= 0 or (N,) array of them; ``C_n = 0`` removes row ``n``.
+    epsilon : float >= 0, the half-width of the insensitive tube.
+    tol, max_iter, seed : as in :func:`binary_svm_dual`.
+    initial_dual : (N,) warm start for ``beta``, clipped to ``[-C_n, C_n]``.
+
+    Returns
+    -------
+    DualSolution with ``dual`` = ``beta = omega - omega*`` (N,) and ``coef`` = ``mu`` (K,).
+    """
+    X = _features(features)
+    n = X.shape[0]
+    y = _targets(y, n)
+    C = _row_costs(C, n)
+    epsilon = check_real("epsilon", epsilon, low=0.0)
+    tol, max_iter, seed = _options(tol, max_iter, seed)
+    beta = np.clip(_initial(initial_dual, (n,)), -C, C)
+    mu, primal, dual, n_iter, converged = dual_kernels.svr_cd(X, y, C, epsilon, beta, tol, max_iter, np.uint64(seed))
+    return _solution(beta, mu, primal, dual, n_iter, converged)
+
+
+def _class_labels(y, n: int, n_classes) -> tuple[np.ndarray, int]:
+    y_arr = np.asarray(y)
+    if y_arr.shape != (n,):
+        raise ValueError(f"y must have shape ({n},) to match features, got {y_arr.shape}")
+    if y_arr.dtype.kind == "f":
+        if not np.all(np.isfinite(y_arr)) or np.any(y_arr != np.round(y_arr)):
+            raise ValueError("y must hold integer class labels 0..L-1")
+    elif y_arr.dtype.kind not in "iub":
+        raise TypeError(f"y must hold integer class labels 0..L-1, got dtype {y_arr.dtype}")
+    labels = y_arr.astype(np.int64)
+    if labels.min() < 0:
+        raise ValueError(f"y must hold class labels 0..L-1, got {labels.min()}")
+    if n_classes is None:
+        n_classes = int(labels.max()) + 1
+    else:
+        n_classes = check_int("n_classes", n_classes, minimum=1)
+        if labels.max() >= n_classes:
+            raise ValueError(f"y holds label {labels.max()}, outside 0..n_classes-1 = 0..{n_classes - 1}")
+    return np.ascontiguousarray(labels), n_classes
+
+
+def _cost_matrix(cost, labels: np.ndarray, n_classes: int) -> np.ndarray:
+    n = labels.shape[0]
+    if cost is None:
+        out = np.ones((n, n_classes))
+        out[np.arange(n), labels] = 0.0
+        return out
+    try:
+        cost = np.asarray(cost, dtype=np.float64)
+    except (TypeError, ValueError) as exc:
+        raise TypeError(f"cost must be a numeric (N, L) array, got {type(cost).__name__}") from exc
+    if cost.shape != (n, n_classes):
+        raise ValueError(f"cost must have shape ({n}, {n_classes}) (rows, classes), got {cost.shape}")
+    if not np.all(np.isfinite(cost)):
+        raise ValueError("cost contains NaN or infinity")
+    if np.any(cost < 0):
+        raise ValueError("cost must be >= 0 (the non-negative cost l_n(y) of section 4.2)")
+    return np.ascontiguousarray(cost)
+
+
+def _project_rows(start: np.ndarray, C: np.ndarray) -> np.ndarray:
+    """Each row of ``start`` projected onto ``{omega >= 0, sum omega = C_n}``."""
+    out = np.empty_like(start)
+    work = np.empty(start.shape[1])
+    for n in range(start.shape[0]):
+        dual_kernels.project_simplex(start[n], C[n], out[n], work)
+    return out
+
+
+def crammer_singer_dual(features, y, C, *, n_classes=None, cost=None, tol=1e-8, max_iter=1000, initial_dual=None,
+                        seed=0) -> DualSolution:
+    """Solve the multi-class (Crammer–Singer) dual of iLSVM, eq. 34 with Lemma 12's cost::
+
+        max_omega  sum_n sum_y omega_n^y l_n(y) - 1/2 ||mu||^2,
+                   omega_n^y >= 0,  sum_y omega_n^y = C_n,
+        mu = sum_n sum_y omega_n^y (g(y_n, x_n) - g(y, x_n)),
+
+    with ``g(y, x)`` the vector stacking L blocks, block ``y`` equal to ``x`` (eq. 9); so
+    ``mu`` is the (L, K) matrix whose row ``k`` is ``sum_n (C_n 1[k = y_n] - omega_n^k) x_n``.
+    Its primal is
+
+        min_mu  1/2 ||mu||^2 + sum_n C_n max_y (l_n(y) - mu_{y_n}.x_n + mu_y.x_n).
+
+    Correction of a misprint: eq. 34 as printed maximises ``sum_n sum_y omega_n^y``
+    without the cost, which equals the constant ``N C`` on the feasible set (so the
+    printed dual would be solved by ``mu = 0``); the cost term ``omega_n^y l_n(y)`` is the
+    one of Lemma 12 (and of its proof in Appendix C.5), which is what the primal above
+    needs. The default cost is the 0/1 cost ``l_n(y) = 1[y != y_n]``, which makes this the
+    problem of scikit-learn's ``LinearSVC(multi_class="crammer_singer", fit_intercept=False)``.
+
+    Solved by the sequential dual method (Keerthi et al. 2008): each row's sub-problem
+    exactly (a projection onto the scaled simplex, by sorting), rows in a random order
+    drawn from ``seed``, until the relative duality gap is at most ``tol``.
+
+    Parameters
+    ----------
+    features : (N, K) array (a sparse matrix is densified).
+    y : (N,) integer classes in ``0..L-1``.
+    C : float >= 0 or (N,) array of them; ``C_n = 0`` removes row ``n``.
+    n_classes : L (default ``max(y) + 1``); classes absent from ``y`` still get a row of ``coef``.
+    cost : (N, L) array of non-negative costs ``l_n(y)`` (default 0/1).
+    tol, max_iter, seed : as in :func:`binary_svm_dual`.
+    initial_dual : (N, L) warm start for ``omega``, each row projected onto the simplex.
+
+    Returns
+    -------
+    DualSolution with ``dual`` = ``omega`` (N, L) and ``coef`` = ``mu`` (L, K): the posterior
+    mean of ``eta`` reshaped to one row per class, so that ``f(y, x) = coef[y] @ x``.
+    """
+    X = _features(features)
+    n = X.shape[0]
+    labels, n_classes = _class_labels(y, n, n_classes)
+    cost = _cost_matrix(cost, labels, n_classes)
+    C = _row_costs(C, n)
+    tol, max_iter, seed = _options(tol, max_iter, seed)
+    omega = _initial(initial_dual, (n, n_classes))
+    if initial_dual is None:
+        omega[np.arange(n), labels] = C  # feasible start: mu = 0
+    else:
+        omega = _project_rows(omega, C)
+    mu, primal, dual, n_iter, converged = dual_kernels.crammer_singer_cd(
+        X, labels, C, cost, omega, tol, max_iter, np.uint64(seed))
+    return _solution(omega, mu, primal, dual, n_iter, converged)
