@@ -123,13 +123,16 @@ class ILSVMInfo(NamedTuple):
 
 
 def ilsvm_data(X, labels=None, n_classes=0, *, C=1.0, alpha=1.0, n_inner=10, inner_tol=1e-3,
-               estimate_variances=False, include_inputs=False, dual_tol=DUAL_TOL, dual_max_iter=DUAL_MAX_ITER) -> ILSVMData:
+               estimate_variances=False, include_inputs=False, dual_tol=DUAL_TOL, dual_max_iter=DUAL_MAX_ITER,
+               dtype=np.float32) -> ILSVMData:
     """The step's data. ``X`` (N, D) holds every row with the ``len(labels)`` labelled
     rows first; ``labels`` (classes ``0..n_classes-1``) None for the unsupervised model.
-    ``X``'s dtype (float32 or float64) is the dtype of every program."""
-    X = jnp.asarray(X)
+    ``dtype`` (float32, or float64 inside :func:`regbayes.precision.enable_x64`) is the
+    dtype of every program; the dual step sees the inputs in float64."""
+    X = np.asarray(X)
     labels = np.zeros(0, np.int64) if labels is None else np.asarray(labels, np.int64)
-    X_train = np.asarray(X[: len(labels)], np.float64) if include_inputs and len(labels) else None
+    X_train = np.array(X[: len(labels)], np.float64) if include_inputs and len(labels) else None
+    X = jnp.asarray(X, dtype)
     return ILSVMData(X, jnp.sum(X**2, axis=1), X_train, labels, int(n_classes), float(C), float(alpha),
                      int(n_inner), float(inner_tol), bool(estimate_variances), float(dual_tol), int(dual_max_iter))
 
@@ -303,10 +306,15 @@ def margin_logits(state: ILSVMState, data: ILSVMData):
 
 
 def dual_features(psi, data: ILSVMData) -> np.ndarray:
-    """``g_n`` of the labelled rows: ``psi_n`` (with ``include_inputs``, ``(psi_n, x_n)``)."""
+    """``g_n`` of the labelled rows: ``psi_n`` (with ``include_inputs``, ``(psi_n, x_n)``).
+
+    A row whose features are numerically zero (``||g_n||^2 < 1e-12``: every ``psi_nk``
+    saturated at 0) is passed as exactly zero; its discriminant is 0 for every class either
+    way, and a dual step on a row of norm 1e-30 divides by it."""
     features = np.asarray(psi[: data.n_train], np.float64)
     if data.X_train is not None:
         features = np.hstack([features, data.X_train])
+    features[np.einsum("ij,ij->i", features, features) < 1e-12] = 0.0
     return features
 
 
@@ -360,25 +368,39 @@ def ilsvm_compile(state: ILSVMState, data: ILSVMData) -> None:
 @jax.jit
 def infer_features(X, Phi, sigma2, gamma, noise, max_iter, tol):
     """Posterior feature means of new rows with ``q(W)`` and ``q(nu)`` fixed (the inductive
-    rule): sweeps of eq. 33 without a margin term from ``psi = 1/2`` until no entry of a
-    row moves by more than ``tol`` (rows are frozen one by one, so a row's result does not
-    depend on the other rows) or ``max_iter`` sweeps. Each sweep maximises the ELBO of the
-    rows' ``q(z)``. Returns ``(psi, sweeps)``."""
+    rule): sweeps of eq. 33 without a margin term, each of which maximises the ELBO of the
+    rows' ``q(z)`` column by column, until no entry of a row moves by more than ``tol``
+    (rows are frozen one by one) or ``max_iter`` sweeps.
+
+    Binary features make this ELBO multimodal, and sweeps stop at the mode nearest their
+    start. Each row is run from three starts, ``psi_n = 1/2`` (Algorithm 3's start),
+    ``psi_n = 0`` and the ridge least-squares relaxation ``clip((Phi^T Phi + s I)^(-1)
+    Phi^T x_n, 0, 1)``, and keeps the result with the largest ELBO
+    (:func:`regbayes.potentials.ibp_factor.row_objective`). A row's result depends on that
+    row only. Returns ``(psi, sweeps)``, the sweeps of the longest run."""
     offset = sticks.prior_logit(gamma, sticks.stick_bound(gamma))
     xphi = X @ Phi
     n, k = xphi.shape
-    psi0 = jnp.full((n, k), 0.5, X.dtype)
+    gram_phi = Phi.T @ Phi
+    ridge = jnp.linalg.solve(gram_phi + noise * jnp.eye(k, dtype=X.dtype), xphi.T).T
+    starts = jnp.stack([jnp.full((n, k), 0.5, X.dtype), jnp.zeros((n, k), X.dtype), jnp.clip(ridge, 0.0, 1.0)])
 
-    def cond(carry):
-        it, _, active = carry
-        return (it < max_iter) & jnp.any(active)
+    def converge(psi0):
+        def cond(carry):
+            it, _, active = carry
+            return (it < max_iter) & jnp.any(active)
 
-    def body(carry):
-        it, psi, active = carry
-        new = factor.feature_sweep(xphi, psi, Phi, sigma2, noise, offset)
-        new = jnp.where(active[:, None], new, psi)
-        moved = jnp.max(jnp.abs(new - psi), axis=1, initial=0.0) > tol
-        return it + 1, new, active & moved
+        def body(carry):
+            it, psi, active = carry
+            new = factor.feature_sweep(xphi, psi, Phi, sigma2, noise, offset)
+            new = jnp.where(active[:, None], new, psi)
+            moved = jnp.max(jnp.abs(new - psi), axis=1, initial=0.0) > tol
+            return it + 1, new, active & moved
 
-    it, psi, _ = jax.lax.while_loop(cond, body, (jnp.asarray(0, jnp.int32), psi0, jnp.ones(n, bool)))
-    return psi, it
+        it, psi, _ = jax.lax.while_loop(cond, body, (jnp.asarray(0, jnp.int32), psi0, jnp.ones(n, bool)))
+        return psi, it
+
+    runs, its = jax.vmap(converge)(starts)
+    scores = jax.vmap(lambda psi: factor.row_objective(xphi, psi, Phi, sigma2, noise, offset))(runs)
+    best = jnp.argmax(scores, axis=0)
+    return jnp.take_along_axis(runs, best[None, :, None], axis=0)[0], jnp.max(its)

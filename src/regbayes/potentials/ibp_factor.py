@@ -43,6 +43,7 @@ from typing import NamedTuple
 import jax
 import jax.numpy as jnp
 from jax.scipy.linalg import cho_factor, cho_solve
+from jax.scipy.special import xlogy
 
 
 class DataStats(NamedTuple):
@@ -178,6 +179,25 @@ def feature_sweep(xphi, psi, Phi, sigma2, noise, offset):
         return psiT.at[j].set(jax.nn.sigmoid(base[j] - others / s))
 
     return jax.lax.fori_loop(0, k, column, psi.T).T
+
+
+def row_objective(xphi, psi, Phi, sigma2, noise, offset):
+    """The part of the ELBO that depends on row n's ``q(z_n)``, for every row, (N,)::
+
+        (2 psi_n^T (Phi^T x_n) - sum_{j != k} psi_nj psi_nk Phi_.j^T Phi_.k
+         - sum_k psi_nk (D sigma_k^2 + Phi_.k^T Phi_.k)) / (2 s_n) + psi_n^T offset_n + H[q(z_n)],
+
+    ``xphi = X Phi``: ``L_n(q)`` without its terms free of ``psi_n``, the linear terms of
+    ``offset`` (as in :func:`feature_logit`) and the Bernoulli entropy. It ranks candidate
+    ``psi_n`` of one row with ``q(W)`` and ``q(nu)`` fixed."""
+    n, d = xphi.shape[0], Phi.shape[0]
+    s = _row_noise(noise, n, psi.dtype)
+    gram_phi = Phi.T @ Phi
+    diag_phi = jnp.diagonal(gram_phi)
+    quad = jnp.sum((psi @ gram_phi) * psi, axis=1) - jnp.sum(psi**2 * diag_phi, axis=1)
+    data = (2.0 * jnp.sum(psi * xphi, axis=1) - quad - psi @ (d * sigma2 + diag_phi)) / (2.0 * s)
+    entropy = -jnp.sum(xlogy(psi, psi) + xlogy(1.0 - psi, 1.0 - psi), axis=1)
+    return data + jnp.sum(psi * jnp.broadcast_to(offset, psi.shape), axis=1) + entropy
 
 
 def update_loading_variance(Phi, sigma2):
