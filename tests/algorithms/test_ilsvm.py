@@ -195,8 +195,9 @@ def test_initialisation():
     assert abs(float(state.psi.mean()) - 0.5) < 0.01 and 0.01 < float(state.psi.std()) < 0.05
     np.testing.assert_allclose(state.sigma2, 1 / (1 / 2.0 + np.asarray(state.psi).sum(0) / 0.5), rtol=1e-5)
     np.testing.assert_array_equal(state.gamma, sticks.initial_sticks(20, 1.0))
-    elbo = float(A._elbo_at(data.X, data.sq_norms, state.psi, state.gamma, state.Phi, state.sigma2, state.noise,
-                            state.loading_variance, data.alpha))
+    elbo = float(factor.expected_log_likelihood(data.X, state.psi, state.Phi, state.sigma2, state.noise)
+                 - factor.loadings_kl(state.Phi, state.sigma2, state.loading_variance)
+                 + sticks.ibp_elbo(state.psi, state.gamma, data.alpha))
     np.testing.assert_allclose(A.initial_objective(state, data), 2.0 * 40 - elbo, rtol=1e-6)
 
 

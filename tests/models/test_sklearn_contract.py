@@ -13,7 +13,7 @@ from sklearn.datasets import make_blobs
 from sklearn.preprocessing import StandardScaler
 from sklearn.utils.estimator_checks import parametrize_with_checks
 
-from regbayes import M2DPM, BayesianSVC, DPMeansSVC, InfiniteSVC, MedLDA
+from regbayes import M2DPM, BayesianSVC, DPMeansSVC, IBPFeatures, InfiniteLatentSVC, InfiniteSVC, MedLDA
 
 
 # ``predict`` is the posterior-mean discriminant and ``predict_proba`` the vote fractions
@@ -105,6 +105,8 @@ CHECKED = [
     (M2DPM(max_iter=3, random_state=0), {}, set()),
     (DPMeansSVC(max_iter=5, random_state=0), {}, set()),
     (CountViewMedLDA(n_topics=2, sampler="gibbs", n_iter=3, n_draws=1, n_transform_sweeps=2), MEDLDA_EXPECTED_FAILURES, set()),
+    (IBPFeatures(truncation=5, n_iter=3, random_state=0), {}, set()),
+    (InfiniteLatentSVC(truncation=5, n_iter=3, random_state=0), {}, set()),
 ]
 EXPECTED = {type(est): failures for est, failures, _ in CHECKED}
 SLOW = {type(est): slow for est, _, slow in CHECKED}

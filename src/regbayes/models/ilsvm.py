@@ -3,14 +3,14 @@ Appendix D.2, Algorithm 3)."""
 from __future__ import annotations
 
 import numpy as np
-from sklearn.base import ClassifierMixin
+from sklearn.base import ClassifierMixin, TransformerMixin
 from sklearn.utils.validation import check_array, check_is_fitted, validate_data
 
 from ..validation import check_finite_features
 from .latent_base import LATENT_CONSTRAINTS, POSITIVE, LatentFeatureModel, data_digest
 
 
-class InfiniteLatentSVC(ClassifierMixin, LatentFeatureModel):
+class InfiniteLatentSVC(ClassifierMixin, TransformerMixin, LatentFeatureModel):
     """Infinite latent SVM: binary latent features with an IBP prior, learned together with
     a max-margin classifier on them by RegBayes.
 
