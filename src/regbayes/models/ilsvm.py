@@ -39,7 +39,13 @@ class InfiniteLatentSVC(ClassifierMixin, TransformerMixin, LatentFeatureModel):
     Parameters
     ----------
     C : float, default=1.0
-        Weight of the hinge loss (the regularisation constant of eq. 12).
+        Weight of the hinge loss (the regularisation constant of eq. 12). The margin term
+        of a feature's logit is of order ``C |mu|`` and competes with likelihood terms of
+        order ``D |W_.k|^2 / noise_variance``; with C = 1 the features are nearly those
+        of the unsupervised model, and the margin shapes them only at larger C (on the
+        problem of the tests, D = 30, C = 100). A large C can make the first outer
+        iterations oscillate (:mod:`regbayes.algorithms.ilsvm`); choose C by
+        cross-validation, as the paper does.
     include_inputs : bool, default=False
         Add the raw inputs beside the latent features in the discriminant (footnote 8):
         ``f(y, x_n) = mu_y^T (psi_n, x_n)``.
