@@ -9,7 +9,8 @@ the incremental updates) and the primal and dual objectives; it stops when
 
     primal - dual <= tol * max(|primal|, |dual|)                    (relative duality gap)
 
-or after ``max_iter`` passes. Row sub-problems are solved exactly:
+or after ``max_iter`` passes (the gap is also checked before the first pass, so a start
+that already meets it is returned after 0 passes). Row sub-problems are solved exactly:
 
 * binary hinge (Hsieh et al. 2008): ``w_n <- clip(w_n - (y_n mu.x_n - 1) / ||x_n||^2, 0, C_n)``;
 * epsilon-insensitive (Ho & Lin 2012, in the variable ``beta = omega - omega*``):
@@ -92,8 +93,8 @@ def binary_svm_cd(X, y, C, w, tol, max_iter, seed):
     state = np.uint64(seed)
     primal, dual = _binary_objectives(X, y, C, w, mu)
     n_iter = 0
-    converged = False
-    while n_iter < max_iter:
+    converged = _converged(primal, dual, tol)
+    while not converged and n_iter < max_iter:
         state = _shuffle(order, state)
         for i in range(N):
             n = order[i]
@@ -154,8 +155,8 @@ def svr_cd(X, y, C, epsilon, beta, tol, max_iter, seed):
     state = np.uint64(seed)
     primal, dual = _svr_objectives(X, y, C, epsilon, beta, mu)
     n_iter = 0
-    converged = False
-    while n_iter < max_iter:
+    converged = _converged(primal, dual, tol)
+    while not converged and n_iter < max_iter:
         state = _shuffle(order, state)
         for i in range(N):
             n = order[i]
@@ -267,8 +268,8 @@ def crammer_singer_cd(X, y, C, cost, omega, tol, max_iter, seed):
     state = np.uint64(seed)
     primal, dual = _cs_objectives(X, y, C, cost, omega, mu, scores)
     n_iter = 0
-    converged = False
-    while n_iter < max_iter:
+    converged = _converged(primal, dual, tol)
+    while not converged and n_iter < max_iter:
         state = _shuffle(order, state)
         for i in range(N):
             n = order[i]
@@ -297,3 +298,16 @@ def crammer_singer_cd(X, y, C, cost, omega, tol, max_iter, seed):
             converged = True
             break
     return mu, primal, dual, n_iter, converged
+
+
+@numba.njit(cache=True)
+def project_segments(values, starts, totals, out):
+    """Project ``values[starts[s]:starts[s + 1]]`` onto ``{o >= 0, sum o = totals[s]}`` for
+    every segment ``s`` (:func:`project_simplex`), into ``out``."""
+    width = 1
+    for s in range(starts.shape[0] - 1):
+        width = max(width, starts[s + 1] - starts[s])
+    work = np.empty(width)
+    for s in range(starts.shape[0] - 1):
+        a, b = starts[s], starts[s + 1]
+        project_simplex(values[a:b], totals[s], out[a:b], work[: b - a])

@@ -27,7 +27,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from ..validation import check_int, check_real
-from . import dual_kernels
+from . import dual_kernels, polish
 
 __all__ = ["DualSolution", "binary_svm_dual", "crammer_singer_dual", "svr_dual"]
 
@@ -118,9 +118,41 @@ def _initial(initial_dual, shape, name="initial_dual") -> np.ndarray:
     return np.ascontiguousarray(start)
 
 
-def _solution(dual, mu, primal, dual_value, n_iter, converged) -> DualSolution:
-    return DualSolution(dual=dual, coef=mu, primal_objective=float(primal), dual_objective=float(dual_value),
-                        gap=float(primal - dual_value), n_iter=int(n_iter), converged=bool(converged))
+def _stream(seed: int, chunk: int) -> np.uint64:
+    """The kernel's seed for the ``chunk``-th block of passes (distinct streams per block)."""
+    return np.uint64((seed * 6364136223846793005 + chunk * 1442695040888963407 + 1) % 2**64)
+
+
+def _finish_steps(mu) -> int:
+    """Most active-set changes in one finish: a few per coordinate of ``mu``."""
+    return 4 * mu.size + 20
+
+
+def _drive(run, finish, dual, max_iter: int, seed: int, warm: bool, cd_passes: int = 10) -> DualSolution:
+    """Alternate ``cd_passes`` passes of coordinate descent with the active-set finish of
+    :mod:`regbayes.core.polish`, kept only if it raises the dual objective; the gap is
+    checked after every pass and every finish (``n_iter`` counts both). A warm start
+    (``warm``) is finished after its first pass: its active set is likely the right one.
+
+    ``run(dual, passes, seed) -> (mu, primal, dual_value, passes_done, converged)`` runs
+    the kernel in place on ``dual`` (``passes = 0`` evaluates the objectives only);
+    ``finish(dual, mu)`` returns a feasible dual."""
+    mu, primal, value, _, converged = run(dual, 0, np.uint64(0))
+    n_iter, chunk = 0, 0
+    while not converged and n_iter < max_iter:
+        passes = 1 if warm and chunk == 0 else cd_passes
+        mu, primal, value, done, converged = run(dual, min(passes, max_iter - n_iter), _stream(seed, chunk))
+        n_iter, chunk = n_iter + done, chunk + 1
+        if converged or n_iter >= max_iter:
+            break
+        candidate = finish(dual, mu)
+        result = run(candidate, 0, np.uint64(0))
+        n_iter += 1
+        if result[2] > value:
+            dual[...] = candidate
+            mu, primal, value, _, converged = result
+    return DualSolution(dual=dual, coef=mu, primal_objective=float(primal), dual_objective=float(value),
+                        gap=float(primal - value), n_iter=int(n_iter), converged=bool(converged))
 
 
 def binary_svm_dual(features, y, C, *, tol=1e-8, max_iter=1000, initial_dual=None, seed=0) -> DualSolution:
@@ -162,8 +194,9 @@ def binary_svm_dual(features, y, C, *, tol=1e-8, max_iter=1000, initial_dual=Non
     C = _row_costs(C, n)
     tol, max_iter, seed = _options(tol, max_iter, seed)
     w = np.clip(_initial(initial_dual, (n,)), 0.0, C)
-    mu, primal, dual, n_iter, converged = dual_kernels.binary_svm_cd(X, y, C, w, tol, max_iter, np.uint64(seed))
-    return _solution(w, mu, primal, dual, n_iter, converged)
+    return _drive(lambda dual, passes, stream: dual_kernels.binary_svm_cd(X, y, C, dual, tol, passes, stream),
+                  lambda dual, mu: polish.binary_polish(X, y, C, dual, mu, _finish_steps(mu)), w, max_iter, seed,
+                  initial_dual is not None)
 
 
 def svr_dual(features, y, C, epsilon, *, tol=1e-8, max_iter=1000, initial_dual=None, seed=0) -> DualSolution:
@@ -205,8 +238,9 @@ def svr_dual(features, y, C, epsilon, *, tol=1e-8, max_iter=1000, initial_dual=N
     epsilon = check_real("epsilon", epsilon, low=0.0)
     tol, max_iter, seed = _options(tol, max_iter, seed)
     beta = np.clip(_initial(initial_dual, (n,)), -C, C)
-    mu, primal, dual, n_iter, converged = dual_kernels.svr_cd(X, y, C, epsilon, beta, tol, max_iter, np.uint64(seed))
-    return _solution(beta, mu, primal, dual, n_iter, converged)
+    return _drive(lambda dual, passes, stream: dual_kernels.svr_cd(X, y, C, epsilon, dual, tol, passes, stream),
+                  lambda dual, mu: polish.svr_polish(X, y, C, epsilon, dual, mu, _finish_steps(mu)), beta,
+                  max_iter, seed, initial_dual is not None)
 
 
 def _class_labels(y, n: int, n_classes) -> tuple[np.ndarray, int]:
@@ -309,6 +343,7 @@ def crammer_singer_dual(features, y, C, *, n_classes=None, cost=None, tol=1e-8, 
         omega[np.arange(n), labels] = C  # feasible start: mu = 0
     else:
         omega = _project_rows(omega, C)
-    mu, primal, dual, n_iter, converged = dual_kernels.crammer_singer_cd(
-        X, labels, C, cost, omega, tol, max_iter, np.uint64(seed))
-    return _solution(omega, mu, primal, dual, n_iter, converged)
+    return _drive(
+        lambda dual, passes, stream: dual_kernels.crammer_singer_cd(X, labels, C, cost, dual, tol, passes, stream),
+        lambda dual, mu: polish.crammer_singer_polish(X, labels, C, cost, dual, mu, _finish_steps(mu)), omega,
+        max_iter, seed, initial_dual is not None)

@@ -1,0 +1,286 @@
+"""The duals of eq. 28, eq. 34 (with Lemma 12's cost) and Lemma 11.
+
+References: scikit-learn's liblinear solvers of the same primal problems (agreement of
+``coef`` within 1e-4 relative), and certificates computed here in NumPy, independently of
+the kernels: dual feasibility, ``coef`` equal to the weighted sum of the dual variables,
+primal and dual objectives whose gap is <= 1e-6 relative (weak duality makes this a
+proof of optimality), and the KKT conditions.
+"""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from sklearn.svm import LinearSVC, LinearSVR
+
+from regbayes.core import DualSolution, binary_svm_dual, crammer_singer_dual, svr_dual
+from regbayes.core.dual_kernels import project_simplex
+
+TIGHT = dict(tol=1e-12, max_iter=200_000)
+SKLEARN = dict(fit_intercept=False, tol=1e-10, max_iter=10**6)
+
+
+def rel(a, b):
+    return np.linalg.norm(np.ravel(a) - np.ravel(b)) / np.linalg.norm(np.ravel(b))
+
+
+def binary_data(seed, N, K):
+    rng = np.random.default_rng(seed)
+    X = rng.normal(size=(N, K))
+    y = np.where(X @ rng.normal(size=K) + 0.8 * rng.normal(size=N) > 0, 1.0, -1.0)
+    return X, y
+
+
+def multiclass_data(seed, N, K, L):
+    rng = np.random.default_rng(seed)
+    X = rng.normal(size=(N, K))
+    y = np.argmax(X @ rng.normal(size=(K, L)) + 0.8 * rng.normal(size=(N, L)), axis=1)
+    return X, y
+
+
+def regression_data(seed, N, K):
+    rng = np.random.default_rng(seed)
+    X = rng.normal(size=(N, K))
+    return X, X @ rng.normal(size=K) + 0.3 * rng.normal(size=N)
+
+
+def binary_objectives(X, y, C, w):
+    mu = (y * w) @ X
+    P = 0.5 * mu @ mu + np.sum(C * np.maximum(0.0, 1.0 - y * (X @ mu)))
+    return mu, P, np.sum(w) - 0.5 * mu @ mu
+
+
+def svr_objectives(X, y, C, eps, beta):
+    mu = beta @ X
+    P = 0.5 * mu @ mu + np.sum(C * np.maximum(0.0, np.abs(X @ mu - y) - eps))
+    return mu, P, beta @ y - eps * np.sum(np.abs(beta)) - 0.5 * mu @ mu
+
+
+def cs_objectives(X, y, C, cost, omega):
+    N, L = omega.shape
+    onehot = np.eye(L)[y]
+    mu = ((C[:, None] * onehot - omega).T) @ X  # (L, K)
+    F = X @ mu.T
+    worst = np.max(cost + F - F[np.arange(N), y][:, None], axis=1)
+    P = 0.5 * np.sum(mu**2) + np.sum(C * worst)
+    return mu, P, np.sum(omega * cost) - 0.5 * np.sum(mu**2)
+
+
+def assert_certified(sol: DualSolution, mu, P, D):
+    np.testing.assert_allclose(sol.coef, mu, rtol=1e-10, atol=1e-12)
+    assert sol.primal_objective == pytest.approx(P, rel=1e-10)
+    assert sol.dual_objective == pytest.approx(D, rel=1e-10)
+    assert -1e-9 * abs(P) <= P - D <= 1e-6 * abs(P)
+    assert sol.converged and sol.gap == pytest.approx(sol.primal_objective - sol.dual_objective)
+
+
+# --- binary hinge (eq. 28) -------------------------------------------------------------
+
+@pytest.mark.parametrize("seed, N, K, C", [(0, 50, 5, 1.0), (1, 150, 12, 0.1), (2, 300, 20, 3.0)])
+def test_binary_dual_matches_liblinear_and_is_certified(seed, N, K, C):
+    X, y = binary_data(seed, N, K)
+    sol = binary_svm_dual(X, y, C, **TIGHT)
+    ref = LinearSVC(loss="hinge", dual=True, C=C, **SKLEARN).fit(X, y)
+    assert rel(sol.coef, ref.coef_) <= 1e-4
+    assert np.all((sol.dual >= 0.0) & (sol.dual <= C))  # exactly feasible
+    assert_certified(sol, *binary_objectives(X, y, C, sol.dual))
+    # KKT: w = C where the margin is violated, 0 where it is strictly satisfied
+    margin = y * (X @ sol.coef)
+    np.testing.assert_allclose(sol.dual[margin < 1 - 1e-6], C, rtol=0, atol=1e-9 * C)
+    np.testing.assert_allclose(sol.dual[margin > 1 + 1e-6], 0.0, atol=1e-9 * C)
+    assert np.all(np.abs(margin[(sol.dual > 1e-6 * C) & (sol.dual < (1 - 1e-6) * C)] - 1) < 1e-6)
+
+
+def test_binary_dual_per_row_C_and_zero_rows_drop_out():
+    X, y = binary_data(3, 120, 8)
+    rng = np.random.default_rng(3)
+    C = rng.uniform(0.2, 2.0, 120)
+    C[::4] = 0.0
+    sol = binary_svm_dual(X, y, C, **TIGHT)
+    assert np.all(sol.dual[::4] == 0.0) and np.all(sol.dual <= C)
+    assert_certified(sol, *binary_objectives(X, y, C, sol.dual))
+    keep = C > 0
+    dropped = binary_svm_dual(X[keep], y[keep], C[keep], **TIGHT)
+    np.testing.assert_allclose(sol.coef, dropped.coef, rtol=1e-5, atol=1e-8)
+    # per-row C against liblinear's sample weights (C_n = C * weight_n)
+    ref = LinearSVC(loss="hinge", dual=True, C=1.0, **SKLEARN).fit(X[keep], y[keep], sample_weight=C[keep])
+    assert rel(sol.coef, ref.coef_) <= 1e-4
+
+
+def test_binary_dual_warm_start_from_the_optimum_takes_one_pass():
+    X, y = binary_data(4, 200, 10)
+    sol = binary_svm_dual(X, y, 1.0, tol=1e-13, max_iter=100_000)
+    start = sol.dual.copy()
+    again = binary_svm_dual(X, y, 1.0, tol=1e-10, initial_dual=start, seed=7)
+    assert again.n_iter <= 1 and again.converged
+    np.testing.assert_allclose(again.coef, sol.coef, rtol=1e-8, atol=1e-10)
+    assert np.array_equal(start, sol.dual)  # the caller's array is not modified
+    # a warm start from a slightly changed problem needs fewer passes than a cold one
+    X2 = X + 0.01 * np.random.default_rng(5).normal(size=X.shape)
+    cold = binary_svm_dual(X2, y, 1.0, tol=1e-10, max_iter=100_000)
+    warm = binary_svm_dual(X2, y, 1.0, tol=1e-10, max_iter=100_000, initial_dual=sol.dual)
+    assert warm.converged and warm.n_iter < cold.n_iter
+    # an infeasible start is clipped into [0, C]
+    clipped = binary_svm_dual(X, y, 1.0, tol=1e-10, max_iter=100_000, initial_dual=np.full(200, 5.0))
+    np.testing.assert_allclose(clipped.coef, sol.coef, rtol=1e-4, atol=1e-6)
+
+
+def test_binary_dual_reports_non_convergence_without_raising():
+    X, y = binary_data(6, 200, 10)
+    sol = binary_svm_dual(X, y, 10.0, tol=1e-12, max_iter=1)
+    assert sol.n_iter == 1 and not sol.converged and sol.gap > 1e-12 * abs(sol.primal_objective)
+    assert np.all((sol.dual >= 0) & (sol.dual <= 10.0))
+
+
+def test_binary_dual_is_reproducible_and_seed_changes_only_the_path():
+    X, y = binary_data(7, 100, 6)
+    a, b = binary_svm_dual(X, y, 1.0, seed=3), binary_svm_dual(X, y, 1.0, seed=3)
+    assert np.array_equal(a.dual, b.dual) and a.n_iter == b.n_iter
+    c = binary_svm_dual(X, y, 1.0, tol=1e-12, max_iter=100_000, seed=11)
+    d = binary_svm_dual(X, y, 1.0, tol=1e-12, max_iter=100_000, seed=12)
+    np.testing.assert_allclose(c.coef, d.coef, rtol=1e-5)
+
+
+def test_binary_dual_zero_feature_row_takes_C():
+    X, y = binary_data(8, 40, 4)
+    X[5] = 0.0
+    sol = binary_svm_dual(X, y, 0.5, **TIGHT)
+    assert sol.dual[5] == 0.5
+    assert_certified(sol, *binary_objectives(X, y, np.full(40, 0.5), sol.dual))
+
+
+# --- Crammer–Singer (eq. 34 with Lemma 12's cost) -------------------------------------
+
+@pytest.mark.parametrize("seed, N, K, L, C", [(0, 60, 5, 3, 1.0), (1, 200, 10, 4, 0.3), (2, 300, 15, 5, 2.0)])
+def test_crammer_singer_dual_matches_liblinear_and_is_certified(seed, N, K, L, C):
+    X, y = multiclass_data(seed, N, K, L)
+    sol = crammer_singer_dual(X, y, C, **TIGHT)
+    ref = LinearSVC(multi_class="crammer_singer", C=C, **SKLEARN).fit(X, y)
+    assert sol.coef.shape == (L, K) and sol.dual.shape == (N, L)
+    assert rel(sol.coef, ref.coef_) <= 1e-4
+    assert np.all(sol.dual >= 0.0)
+    np.testing.assert_allclose(sol.dual.sum(axis=1), C, rtol=1e-12)
+    cost = 1.0 - np.eye(L)[y]
+    assert_certified(sol, *cs_objectives(X, y, np.full(N, C), cost, sol.dual))
+    # KKT: omega_n^y > 0 only on the labels attaining max_y (l_n(y) + f_y - f_{y_n})
+    F = X @ sol.coef.T
+    slack = cost + F - F[np.arange(N), y][:, None]
+    gap_to_max = slack.max(axis=1, keepdims=True) - slack
+    assert np.all(sol.dual[gap_to_max > 1e-6] <= 1e-9 * C)
+
+
+def test_crammer_singer_dual_with_a_cost_matrix_per_row_C_and_absent_classes():
+    X, y = multiclass_data(3, 150, 8, 4)
+    rng = np.random.default_rng(3)
+    cost = rng.uniform(0.5, 2.0, size=(150, 5))  # class 4 never occurs in y
+    cost[np.arange(150), y] = 0.0
+    C = rng.uniform(0.1, 1.5, 150)
+    C[::5] = 0.0
+    sol = crammer_singer_dual(X, y, C, n_classes=5, cost=cost, **TIGHT)
+    assert sol.coef.shape == (5, 8)
+    assert np.all(sol.dual[::5] == 0.0) and np.all(sol.dual >= 0)
+    np.testing.assert_allclose(sol.dual.sum(axis=1), C, rtol=1e-12, atol=1e-15)
+    assert_certified(sol, *cs_objectives(X, y, C, cost, sol.dual))
+    keep = C > 0
+    dropped = crammer_singer_dual(X[keep], y[keep], C[keep], n_classes=5, cost=cost[keep], **TIGHT)
+    np.testing.assert_allclose(sol.coef, dropped.coef, rtol=1e-5, atol=1e-8)
+
+
+def test_crammer_singer_dual_warm_start_and_projection_of_the_start():
+    X, y = multiclass_data(4, 200, 10, 4)
+    sol = crammer_singer_dual(X, y, 1.0, tol=1e-13, max_iter=100_000)
+    start = sol.dual.copy()
+    again = crammer_singer_dual(X, y, 1.0, tol=1e-10, initial_dual=start, seed=5)
+    assert again.n_iter <= 1 and again.converged
+    np.testing.assert_allclose(again.coef, sol.coef, rtol=1e-8, atol=1e-10)
+    assert np.array_equal(start, sol.dual)
+    off = crammer_singer_dual(X, y, 1.0, tol=1e-10, max_iter=100_000, initial_dual=3.0 * start - 0.1)
+    np.testing.assert_allclose(off.coef, sol.coef, rtol=1e-4, atol=1e-6)
+
+
+def test_project_simplex_against_its_optimality_conditions():
+    rng = np.random.default_rng(0)
+    for L in (1, 2, 3, 7):
+        for total in (0.0, 0.4, 2.5):
+            v = rng.normal(size=L) * 2
+            out, work = np.empty(L), np.empty(L)
+            project_simplex(v, total, out, work)
+            assert np.all(out >= 0) and out.sum() == pytest.approx(total, abs=1e-12)
+            # KKT of the projection: v - out = theta where out > 0, v - out <= theta where out = 0
+            theta = (v - out)[out > 0]
+            if theta.size:
+                assert np.ptp(theta) < 1e-12 and np.all(v[out == 0] <= theta[0] + 1e-12)
+
+
+# --- epsilon-insensitive regression (Lemma 11) -----------------------------------------
+
+@pytest.mark.parametrize("seed, N, K, C, eps", [(0, 50, 5, 1.0, 0.1), (1, 150, 10, 0.3, 0.0), (2, 300, 20, 2.0, 0.5)])
+def test_svr_dual_matches_liblinear_and_is_certified(seed, N, K, C, eps):
+    X, y = regression_data(seed, N, K)
+    sol = svr_dual(X, y, C, eps, **TIGHT)
+    ref = LinearSVR(loss="epsilon_insensitive", epsilon=eps, dual=True, C=C, **SKLEARN).fit(X, y)
+    assert rel(sol.coef, ref.coef_) <= 1e-4
+    assert np.all(np.abs(sol.dual) <= C)
+    assert_certified(sol, *svr_objectives(X, y, C, eps, sol.dual))
+    # KKT: beta = C sign(r) outside the tube, 0 strictly inside it
+    r = y - X @ sol.coef
+    out = np.abs(r) > eps + 1e-6
+    np.testing.assert_allclose(sol.dual[out], C * np.sign(r[out]), atol=1e-9 * C)
+    np.testing.assert_allclose(sol.dual[np.abs(r) < eps - 1e-6], 0.0, atol=1e-9 * C)
+
+
+def test_svr_dual_per_row_C_warm_start_and_non_convergence():
+    X, y = regression_data(3, 150, 8)
+    C = np.random.default_rng(3).uniform(0.2, 2.0, 150)
+    C[1::3] = 0.0
+    sol = svr_dual(X, y, C, 0.2, **TIGHT)
+    assert np.all(sol.dual[1::3] == 0.0)
+    assert_certified(sol, *svr_objectives(X, y, C, 0.2, sol.dual))
+    keep = C > 0
+    np.testing.assert_allclose(sol.coef, svr_dual(X[keep], y[keep], C[keep], 0.2, **TIGHT).coef, rtol=1e-5, atol=1e-8)
+    again = svr_dual(X, y, C, 0.2, tol=1e-10, initial_dual=sol.dual)
+    assert again.n_iter <= 1 and again.converged
+    short = svr_dual(X, y, C, 0.2, tol=1e-12, max_iter=2)
+    assert short.n_iter == 2 and not short.converged
+
+
+# --- validation ---------------------------------------------------------------------------
+
+def test_bad_input_is_named():
+    X, y = binary_data(9, 20, 3)
+    with pytest.raises(ValueError, match="features must be a 2-D"):
+        binary_svm_dual(X[:, 0], y, 1.0)
+    with pytest.raises(ValueError, match="features contains NaN"):
+        binary_svm_dual(np.where(np.eye(20, 3) > 0, np.nan, X), y, 1.0)
+    with pytest.raises(ValueError, match="y must have shape"):
+        binary_svm_dual(X, y[:-1], 1.0)
+    with pytest.raises(ValueError, match=r"y must hold only \+1 and -1"):
+        binary_svm_dual(X, (y > 0).astype(float), 1.0)
+    with pytest.raises(ValueError, match="C must be >= 0"):
+        binary_svm_dual(X, y, -1.0)
+    with pytest.raises(ValueError, match="C must be a scalar or have shape"):
+        binary_svm_dual(X, y, np.ones(5))
+    with pytest.raises(ValueError, match="C must be >= 0"):
+        binary_svm_dual(X, y, np.where(np.arange(20) == 3, -1.0, 1.0))
+    with pytest.raises(ValueError, match="initial_dual must have shape"):
+        binary_svm_dual(X, y, 1.0, initial_dual=np.zeros(3))
+    with pytest.raises(ValueError, match="max_iter"):
+        binary_svm_dual(X, y, 1.0, max_iter=0)
+    with pytest.raises(ValueError, match="tol must be >= 0"):
+        binary_svm_dual(X, y, 1.0, tol=-1.0)
+    with pytest.raises(ValueError, match="epsilon must be >= 0"):
+        svr_dual(X, y, 1.0, -0.1)
+    with pytest.raises(ValueError, match="y contains NaN"):
+        svr_dual(X, np.where(np.arange(20) == 2, np.nan, y), 1.0, 0.1)
+    labels = np.arange(20) % 3
+    with pytest.raises(ValueError, match="outside 0..n_classes-1"):
+        crammer_singer_dual(X, labels, 1.0, n_classes=2)
+    with pytest.raises(ValueError, match="class labels 0..L-1"):
+        crammer_singer_dual(X, labels - 1, 1.0)
+    with pytest.raises(ValueError, match="integer class labels"):
+        crammer_singer_dual(X, labels + 0.5, 1.0)
+    with pytest.raises(ValueError, match="cost must have shape"):
+        crammer_singer_dual(X, labels, 1.0, cost=np.ones((20, 2)))
+    with pytest.raises(ValueError, match="cost must be >= 0"):
+        crammer_singer_dual(X, labels, 1.0, cost=-np.ones((20, 3)))
+    with pytest.raises(ValueError, match=r"initial_dual must have shape \(20, 3\)"):
+        crammer_singer_dual(X, labels, 1.0, initial_dual=np.zeros(20))
