@@ -13,8 +13,8 @@ from sklearn.datasets import make_blobs
 from sklearn.preprocessing import StandardScaler
 from sklearn.utils.estimator_checks import parametrize_with_checks
 
-from regbayes import (M2DPM, BayesianSVC, DPMeansSVC, InfiniteSVC, MedLDA, MedLDARegressor, MultiTaskInfiniteLatentSVC,
-                      MultiTaskInfiniteLatentSVR)
+from regbayes import (M2DPM, BayesianSVC, DPMeansSVC, IBPFeatures, InfiniteLatentSVC, InfiniteSVC, MedLDA, MedLDARegressor,
+                      MultiTaskInfiniteLatentSVC, MultiTaskInfiniteLatentSVR)
 
 
 # ``predict`` is the posterior-mean discriminant and ``predict_proba`` the vote fractions
@@ -136,6 +136,20 @@ MT_ILSVM_SLOW_CHECKS = {
 }
 
 
+# ---------------------------------------------------------------- IBPFeatures, InfiniteLatentSVC: checks that compile new programs
+# IBPFeatures and InfiniteLatentSVC pass every check (REGBAYES_FULL_SKLEARN_CHECKS=1). They
+# share their compiled programs (one per data shape); the checks below fit new shapes
+# (1-15 s apiece) and are skipped otherwise.
+LATENT_SLOW_CHECKS = {
+    "check_classifiers_train", "check_classifiers_classes", "check_classifier_data_not_an_array",
+    "check_fit_score_takes_y", "check_fit_idempotent", "check_estimators_overwrite_params", "check_fit_check_is_fitted",
+    "check_dtype_object", "check_dont_overwrite_parameters", "check_fit2d_1sample", "check_n_features_in_after_fitting",
+    "check_estimators_dtypes", "check_fit2d_1feature", "check_estimator_sparse_tag", "check_positive_only_tag_during_fit",
+    "check_estimators_nan_inf", "check_estimator_sparse_array", "check_methods_subset_invariance",
+    "check_f_contiguous_array_estimator",
+}
+
+
 # ---------------------------------------------------------------- the table
 CHECKED = [
     # (estimator, expected failures {check: reason}, slow checks)
@@ -147,6 +161,8 @@ CHECKED = [
     (CountViewMedLDARegressor(n_topics=2, n_iter=3, n_transform_sweeps=2), MEDLDA_REGRESSOR_EXPECTED_FAILURES, set()),
     (MultiTaskInfiniteLatentSVC(truncation=4, n_iter=3, include_inputs=True, random_state=0), {}, MT_ILSVM_SLOW_CHECKS),
     (MultiTaskInfiniteLatentSVR(truncation=4, n_iter=3, include_inputs=True, random_state=0), {}, MT_ILSVM_SLOW_CHECKS),
+    (IBPFeatures(truncation=5, n_iter=3, random_state=0), {}, LATENT_SLOW_CHECKS),
+    (InfiniteLatentSVC(truncation=5, n_iter=3, random_state=0), {}, LATENT_SLOW_CHECKS),
 ]
 EXPECTED = {type(est): failures for est, failures, _ in CHECKED}
 SLOW = {type(est): slow for est, _, slow in CHECKED}

@@ -1,0 +1,146 @@
+"""``InfiniteLatentSVC``: the infinite latent SVM (iLSVM, paper 002, section 4.2, Lemma 12,
+Appendix D.2, Algorithm 3)."""
+from __future__ import annotations
+
+import numpy as np
+from sklearn.base import ClassifierMixin, TransformerMixin
+from sklearn.utils.validation import check_array, check_is_fitted, validate_data
+
+from ..validation import check_finite_features
+from .latent_base import LATENT_CONSTRAINTS, POSITIVE, LatentFeatureModel, data_digest
+
+
+class InfiniteLatentSVC(ClassifierMixin, TransformerMixin, LatentFeatureModel):
+    """Infinite latent SVM: binary latent features with an IBP prior, learned together with
+    a max-margin classifier on them by RegBayes.
+
+    The latent features explain the inputs through the linear-Gaussian IBP model
+    (``x_n ~ N(W z_n, sigma_n0^2 I)``, ``w_dk ~ N(0, sigma_0^2)``, ``Z ~ IBP(alpha)``), and
+    the classifier ``eta ~ N(0, I)`` acts on them through the effective discriminant
+    (eq. 10) ``f(y, x_n) = E_q[eta_y^T z_n] = mu_y^T psi_n``. The posterior minimises
+    ``KL(q || p(Z, eta, W, D)) + C sum_n max_y (l_n(y) - f(y_n, x_n) + f(y, x_n))`` (eq. 12,
+    0/1 cost), so the margin shapes the features. Fitted by truncated mean field,
+    Algorithm 3 (:mod:`regbayes.algorithms.ilsvm`): mean-field phases over ``q(nu)``,
+    ``q(W)``, ``q(Z)`` with the margin term in the feature logit (eq. 33, corrected), and
+    the Crammer-Singer dual (eq. 34 with Lemma 12's cost) for ``q(eta) = N(mu, I)``; two
+    classes take the same multi-class path.
+
+    New rows (``predict``, ``decision_function``, ``transform``). By default the features of
+    a new row are inferred inductively: ``q(W)`` and ``q(nu)`` fixed, the row's ``psi``
+    updated without a margin term to convergence
+    (:func:`regbayes.algorithms.ilsvm.infer_features`). The paper's protocol (section 4.2,
+    "Testing") is transductive: ``fit(X, y, X_unlabeled=X_test)`` infers the test rows'
+    features jointly with the training rows (they inform ``q(W)`` and ``q(nu)`` but carry
+    no margin constraint). The rule: a matrix passed to ``predict``, ``decision_function``
+    or ``transform`` that equals ``X_unlabeled`` (same shape, same values) gets those
+    jointly inferred features, row for row; any other matrix (a subset or reordering
+    included) is inferred inductively.
+
+    Parameters
+    ----------
+    C : float, default=1.0
+        Weight of the hinge loss (the regularisation constant of eq. 12). The margin term
+        of a feature's logit is of order ``C |mu|`` and competes with likelihood terms of
+        order ``D |W_.k|^2 / noise_variance``; with C = 1 the features are nearly those
+        of the unsupervised model, and the margin shapes them only at larger C (on the
+        problem of the tests, D = 30, C = 100). A large C can make the first outer
+        iterations oscillate (:mod:`regbayes.algorithms.ilsvm`); choose C by
+        cross-validation, as the paper does.
+    include_inputs : bool, default=False
+        Add the raw inputs beside the latent features in the discriminant (footnote 8):
+        ``f(y, x_n) = mu_y^T (psi_n, x_n)``.
+    truncation, alpha, n_iter, n_inner, tol, inner_tol, noise_variance, loading_variance,
+    estimate_variances, random_state, progress :
+        As in :class:`~regbayes.models.ibp_features.IBPFeatures`; ``tol`` applies to the
+        RegBayes objective of eq. 12 (``objective_``).
+
+    Attributes
+    ----------
+    classes_ : (n_classes,) labels
+    coef_ : (n_classes, K [+ n_features]) ``mu``, the mean of ``q(eta)``, one row per class
+    dual_coef_ : (n_train, n_classes) ``omega`` of the dual (eq. 34)
+    components_, component_variances_, sticks_, n_active_features_, noise_variance_,
+    loading_variance_, elbo_, n_iter_, converged_, trace_ :
+        As in :class:`~regbayes.models.ibp_features.IBPFeatures`.
+    objective_ : (n_iter_ + 1,) the RegBayes objective at the start and after every
+        outer iteration
+    duality_gap_ : float, the gap of the last dual step
+    unlabeled_features_ : (n_unlabeled, K) the jointly inferred ``psi`` of ``X_unlabeled``
+        (0 rows without it)
+    """
+
+    _parameter_constraints: dict = {**LATENT_CONSTRAINTS, "C": [POSITIVE], "include_inputs": ["boolean"]}
+
+    def __init__(self, C=1.0, truncation=50, alpha=1.0, n_iter=20, n_inner=10, tol=1e-4, inner_tol=1e-3,
+                 noise_variance=None, loading_variance=1.0, estimate_variances=False, include_inputs=False,
+                 random_state=None, progress=False):
+        self.C = C
+        self.truncation = truncation
+        self.alpha = alpha
+        self.n_iter = n_iter
+        self.n_inner = n_inner
+        self.tol = tol
+        self.inner_tol = inner_tol
+        self.noise_variance = noise_variance
+        self.loading_variance = loading_variance
+        self.estimate_variances = estimate_variances
+        self.include_inputs = include_inputs
+        self.random_state = random_state
+        self.progress = progress
+
+    def fit(self, X, y, X_unlabeled=None):
+        """Fit on labelled rows ``X``, ``y`` (any labels, two classes or more); rows of
+        ``X_unlabeled`` (same features) join the feature model without a margin
+        constraint (the transductive protocol; class docstring). Nothing passed is modified."""
+        self._validate_params()
+        X, y = validate_data(self, X, y, accept_sparse=["csr", "csc", "coo"], dtype=np.float64)
+        X = X.toarray() if hasattr(X, "toarray") else np.asarray(X)
+        codes = self._encode_labels(y)
+        rows = X
+        extra = None
+        if X_unlabeled is not None:
+            extra = check_array(X_unlabeled, accept_sparse=["csr", "csc", "coo"], dtype=np.float64, input_name="X_unlabeled")
+            extra = extra.toarray() if hasattr(extra, "toarray") else np.asarray(extra)
+            check_finite_features(extra)
+            if extra.shape[1] != X.shape[1]:
+                raise ValueError(f"X_unlabeled has {extra.shape[1]} features, but X has {X.shape[1]}")
+            rows = np.vstack([X, extra])
+        result = self._fit_latent(rows, codes, len(self.classes_), C=float(self.C), include_inputs=self.include_inputs)
+        state = result.state
+        self.coef_ = np.asarray(state.coef, np.float64)
+        self.dual_coef_ = np.asarray(state.dual, np.float64)
+        self.duality_gap_ = float(result.trace["gap"][-1])
+        psi = np.asarray(state.psi, np.float64)
+        self.unlabeled_features_ = psi[len(codes):]
+        self._unlabeled_digest = data_digest(extra) if extra is not None and len(extra) else None
+        return self
+
+    # ------------------------------------------------------------------ prediction
+    def _features_of(self, X):
+        """``(psi, X)``: jointly inferred features for ``X_unlabeled``, inductive otherwise."""
+        check_is_fitted(self, "coef_")
+        X = self._check_X(X, reset=False)
+        if self._unlabeled_digest is not None and data_digest(X) == self._unlabeled_digest:
+            return self.unlabeled_features_.copy(), X
+        return self._infer(X), X
+
+    def transform(self, X):
+        """``psi``: (n_samples, truncation) posterior feature means of the rows of X (the rule
+        of the class docstring)."""
+        return self._features_of(X)[0]
+
+    def _scores(self, X):
+        psi, X = self._features_of(X)
+        g = np.hstack([psi, X]) if self.include_inputs else psi
+        return g @ self.coef_.T
+
+    def decision_function(self, X):
+        """``f(y, x) = mu_y^T psi(x)`` (eq. 10): (n_samples, n_classes), or for two classes
+        (n_samples,) ``f(classes_[1], x) - f(classes_[0], x)``."""
+        scores = self._scores(X)
+        return scores[:, 1] - scores[:, 0] if scores.shape[1] == 2 else scores
+
+    def predict(self, X):
+        """``argmax_y f(y, x)`` (eq. 13)."""
+        scores = self._scores(X)
+        return self.classes_[np.argmax(scores, axis=1)]
