@@ -40,3 +40,11 @@ def test_sensitivity_curves(tmp_path, name):
     numbers = _check_outputs(EXPERIMENTS[name].run(tmp_path, quick=True, data="synthetic", truncation=6))
     assert [r["alpha"] for r in numbers["curves"]["alpha"]["yeast"]] == [1.0, 2.0, 4.0]
     assert len(numbers["curves"]["C"]["school"]) == 3
+
+
+def test_ilsvm_table1(tmp_path):
+    numbers = _check_outputs(EXPERIMENTS["ilsvm-table1"].run(tmp_path, quick=True, data="synthetic", n_seeds=1, truncation=6))
+    assert set(numbers["results"]) == {"iLSVM", "IBP+SVM", "LinearSVC"}
+    for runs in numbers["results"].values():
+        assert 0.0 <= runs[0]["accuracy"] <= 1.0
+    assert numbers["results"]["iLSVM"][0]["n_active_features"] <= 6
