@@ -36,6 +36,9 @@ def test_indicator_form(indicator):
     assert clf.components_.shape == (6, 10) and clf.coef_.shape == (3, 7)
     assert 0 <= clf.n_active_features_ <= 6
     assert len(clf.elbo_) == clf.n_iter_ and clf.noise_variance_ > 0
+    # two tempered iterations (beta 0.01, 0.1), then the exact objective
+    np.testing.assert_allclose(clf.trace_["model_weight"][:3], [0.01, 0.1, 1.0])
+    assert len(clf.trace_["wall_time"]) == clf.n_iter_ and np.all(np.diff(clf.trace_["wall_time"]) >= 0)
     assert np.mean(P == Y) > 0.8
     with pytest.raises(ValueError, match="tasks must be None"):
         clf.predict(X, tasks=np.zeros(80))
@@ -80,6 +83,8 @@ def test_regressor_task_means_and_scale():
 @pytest.mark.parametrize("params, match", [
     (dict(truncation=0), "truncation"), (dict(alpha=0.0), "alpha"), (dict(C=0.0), "'C'"),
     (dict(C=-1.0), "'C'"), (dict(noise_variance=-1.0), "noise_variance"), (dict(n_iter=0), "n_iter"),
+    (dict(init="pca"), "'init'"), (dict(anneal_start=0.0), "anneal_start"), (dict(anneal_start=1.5), "anneal_start"),
+    (dict(anneal_iterations=-1), "anneal_iterations"),
 ])
 def test_bad_parameters(indicator, params, match):
     X, Y = indicator

@@ -33,6 +33,33 @@ One :func:`mt_step` is one outer iteration of Algorithm 2:
    ``c_mn = omega_mn - omega*_mn`` (regression);
 3. optionally (``estimate_variances``) eqs. 29 and 30 (line 13).
 
+How much the margin can move ``psi``. The logit of ``psi_dk`` is a likelihood part, a
+sum over all N rows of terms of order ``x_nd phi_nk / lambda^2`` (eq. 27), plus the margin
+part ``sum_{m,n} c_mn mu_mk x_nd``. Both grow with N; their ratio is set by ``C`` alone:
+rescaling the inputs by ``s`` leaves the likelihood part unchanged (``lambda^2`` scales by
+``s^2``) and, for a given classifier ``f_m(x) = varsigma_m^T x``, leaves the margin part
+``C sum_{violators} y_mn d f_m(x_n) / d psi_dk`` unchanged too; what ``s`` changes is the
+classifiers' own regularisation (the hinge-to-prior trade-off of the SVM on ``s psi^T x``
+is ``C s^2``). So ``C`` is the one weight of eq. 15 that sets the margin against the
+likelihood, and the input scale decides what a given ``C`` means for the classifiers. With
+many rows per input dimension the likelihood part is large (hundreds on a thousand rows),
+``psi`` is driven to 0/1 in the first phase (which has no margin term: ``mu = 0``) and a
+margin part of moderate ``C`` cannot move it: the joint fit is then the decoupled one.
+
+Tempering (``anneal_iterations = T > 0``, deterministic annealing, Ueda and Nakano 1998).
+Outer iteration ``t < T`` runs its phase on
+
+    beta_t (ELBO - H[q(Z)]) + H[q(Z)] + margin term,     beta_t = beta_0^(1 - t / T),
+
+(:func:`phase_objective`), i.e. the model's expected log joint and the entropies of
+``q(W)``, ``q(nu)`` weighted by ``beta_t``, the entropy of ``q(Z)`` and the margin not; it
+equals ``beta_t`` times the phase objective at temperature ``1 / beta_t`` on ``Z`` with hinge
+weight ``C / beta_t``. The sticks and loadings maxima are unchanged (all their terms carry
+``beta_t``); the logit of ``psi_dk`` becomes ``beta_t (likelihood + prior parts) + margin``.
+Early phases keep ``psi`` soft and let the margin choose among the features the
+likelihood would accept; from ``t = T`` on ``beta = 1``: the phases, the reported
+objective and the stopping test are those of the RegBayes problem itself.
+
 Tasks are given as the rows that carry a label of each task (every row, for a
 label-indicator matrix; the rows of one task index otherwise). Solving each task's dual on
 its own rows is the dual over all rows with ``C_n = 0`` for the other rows, without
@@ -60,6 +87,7 @@ from typing import NamedTuple
 import jax
 import jax.numpy as jnp
 import numpy as np
+from threadpoolctl import threadpool_limits
 
 from ..core.duals import binary_svm_dual, svr_dual
 from ..potentials import ibp_projection as proj
@@ -324,7 +352,16 @@ def margin_directions(state: MTState, data: MTData) -> np.ndarray:
 
 def solve_duals(features, data: MTData, previous: tuple, seed: int):
     """The per-task duals (eq. 28 or Lemma 11's), warm-started from ``previous``. Returns
-    ``(coef (M, P), duals, summed primal objectives, largest relative gap, all converged)``."""
+    ``(coef (M, P), duals, summed primal objectives, largest relative gap, all converged)``.
+
+    BLAS runs on one thread here: the solvers' linear algebra is on matrices of P columns
+    (tens), where a multi-threaded BLAS only adds synchronisation, and on a machine whose
+    cores are busy its threads wait for one another at every call."""
+    with threadpool_limits(limits=1, user_api="blas"):
+        return _solve_duals(features, data, previous, seed)
+
+
+def _solve_duals(features, data: MTData, previous: tuple, seed: int):
     coef = np.zeros((len(data.task_rows), features.shape[1]))
     duals, primal, gap, converged = [], 0.0, 0.0, True
     for m, (rows, target) in enumerate(zip(data.task_rows, data.targets)):

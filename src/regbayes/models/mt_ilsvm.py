@@ -214,7 +214,12 @@ class MultiTaskInfiniteLatentSVC(ClassifierMixin, TransformerMixin, _MultiTaskLa
     alpha : float, default=1.0
         Concentration of the IBP prior.
     C : float, default=1.0
-        Weight of the hinge losses (``U^MT(xi) = C sum xi_mn``, eq. 28's box).
+        Weight of the hinge losses (``U^MT(xi) = C sum xi_mn``, eq. 28's box): the one weight
+        of the margin against the likelihood in the ``Z`` update, and, with the input
+        scaling below, the classifiers' regularisation (a linear SVM's ``C`` on
+        standardised inputs corresponds to about ``D`` times it here). Cross-validate it:
+        at the default the hinge is light next to the likelihood of N x D inputs and the
+        joint fit may equal the decoupled one.
     n_iter : int, default=20
         Outer iterations at most (T' of Algorithm 2).
     n_inner : int, default=10
@@ -238,6 +243,19 @@ class MultiTaskInfiniteLatentSVC(ClassifierMixin, TransformerMixin, _MultiTaskLa
         Add a constant feature 1 to every classifier.
     joint : bool, default=True
         False: the decoupled MT-IBP+SVM (no margin term in the ``Z`` update).
+    init : {"paper", "svd"}, default="paper"
+        Initial ``psi``: Algorithm 2's ``0.5 + N(0, 0.001)``, or the positive and negative
+        parts of the leading right singular vectors of the scaled inputs (section 5.1's
+        SVD start), followed by a dual step so that the first phase has the margin term
+        (:func:`regbayes.algorithms.mt_ilsvm.initial_features`, ``mt_init``).
+    anneal_iterations : int, default=0
+        T: the first T outer iterations temper the model's part of the phase objective by
+        ``beta_t = anneal_start^(1 - t/T)`` (deterministic annealing; the entropy of
+        ``q(Z)`` and the margin keep their weight), then the exact objective is used and
+        ``tol`` is watched (:mod:`regbayes.algorithms.mt_ilsvm`). The tempered iterations
+        are run in full and counted in ``n_iter_`` on top of ``n_iter``.
+    anneal_start : float in (0, 1], default=0.01
+        ``beta_0`` of that schedule.
     random_state : None, int or RandomState
         Seeds the initial ``psi`` (Algorithm 2, line 3) and the dual solvers' row orders.
     progress : bool, default=False
@@ -258,7 +276,7 @@ class MultiTaskInfiniteLatentSVC(ClassifierMixin, TransformerMixin, _MultiTaskLa
 
     def __init__(self, truncation=50, alpha=1.0, C=1.0, n_iter=20, n_inner=10, tol=1e-4, inner_tol=1e-3,
                  noise_variance=None, loading_variance=1.0, estimate_variances=False, include_inputs=False,
-                 fit_intercept=True, joint=True, init="paper", anneal_iterations=10, anneal_start=0.01, random_state=None,
+                 fit_intercept=True, joint=True, init="paper", anneal_iterations=0, anneal_start=0.01, random_state=None,
                  progress=False):
         self.truncation = truncation
         self.alpha = alpha
@@ -379,7 +397,7 @@ class MultiTaskInfiniteLatentSVR(RegressorMixin, TransformerMixin, _MultiTaskLat
 
     def __init__(self, truncation=50, alpha=1.0, C=1.0, epsilon=0.1, n_iter=20, n_inner=10, tol=1e-4, inner_tol=1e-3,
                  noise_variance=None, loading_variance=1.0, estimate_variances=False, include_inputs=False,
-                 fit_intercept=False, joint=True, init="paper", anneal_iterations=10, anneal_start=0.01, random_state=None,
+                 fit_intercept=False, joint=True, init="paper", anneal_iterations=0, anneal_start=0.01, random_state=None,
                  progress=False):
         self.truncation = truncation
         self.alpha = alpha
