@@ -13,7 +13,7 @@ from regbayes import MultiTaskInfiniteLatentSVC, MultiTaskInfiniteLatentSVR
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from support.multitask import multilabel, task_classification, task_regression  # noqa: E402
 
-SMALL = dict(truncation=6, n_iter=4, random_state=0)
+SMALL = dict(truncation=6, n_iter=4, anneal_iterations=2, random_state=0)
 
 
 @pytest.fixture(scope="module")
@@ -36,6 +36,9 @@ def test_indicator_form(indicator):
     assert clf.components_.shape == (6, 10) and clf.coef_.shape == (3, 7)
     assert 0 <= clf.n_active_features_ <= 6
     assert len(clf.elbo_) == clf.n_iter_ and clf.noise_variance_ > 0
+    # two tempered iterations (beta 0.01, 0.1), then the exact objective
+    np.testing.assert_allclose(clf.trace_["model_weight"][:3], [0.01, 0.1, 1.0])
+    assert len(clf.trace_["wall_time"]) == clf.n_iter_ and np.all(np.diff(clf.trace_["wall_time"]) >= 0)
     assert np.mean(P == Y) > 0.8
     with pytest.raises(ValueError, match="tasks must be None"):
         clf.predict(X, tasks=np.zeros(80))
@@ -71,14 +74,17 @@ def test_regressor_task_means_and_scale():
     pred = reg.predict(X, tasks=tasks)
     assert pred.shape == (90,)
     assert reg.score(X, 100.0 + 10.0 * y, tasks=tasks) > 0.8
-    # scale-free: the same fit on targets in other units
+    # scale-free: the same fit on targets in other units, up to the duals' stopping rule (relative
+    # gaps of 1e-3, reached at rounding-dependent passes, steer the later phases)
     other = MultiTaskInfiniteLatentSVR(**SMALL).fit(X, y, tasks=tasks)
-    np.testing.assert_allclose((pred - 100.0) / 10.0, other.predict(X, tasks=tasks), rtol=1e-6, atol=1e-6)
+    np.testing.assert_allclose((pred - 100.0) / 10.0, other.predict(X, tasks=tasks), rtol=0, atol=2e-3)
 
 
 @pytest.mark.parametrize("params, match", [
     (dict(truncation=0), "truncation"), (dict(alpha=0.0), "alpha"), (dict(C=0.0), "'C'"),
     (dict(C=-1.0), "'C'"), (dict(noise_variance=-1.0), "noise_variance"), (dict(n_iter=0), "n_iter"),
+    (dict(init="pca"), "'init'"), (dict(anneal_start=0.0), "anneal_start"), (dict(anneal_start=1.5), "anneal_start"),
+    (dict(anneal_iterations=-1), "anneal_iterations"),
 ])
 def test_bad_parameters(indicator, params, match):
     X, Y = indicator

@@ -33,6 +33,33 @@ One :func:`mt_step` is one outer iteration of Algorithm 2:
    ``c_mn = omega_mn - omega*_mn`` (regression);
 3. optionally (``estimate_variances``) eqs. 29 and 30 (line 13).
 
+How much the margin can move ``psi``. The logit of ``psi_dk`` is a likelihood part, a
+sum over all N rows of terms of order ``x_nd phi_nk / lambda^2`` (eq. 27), plus the margin
+part ``sum_{m,n} c_mn mu_mk x_nd``. Both grow with N; their ratio is set by ``C`` alone:
+rescaling the inputs by ``s`` leaves the likelihood part unchanged (``lambda^2`` scales by
+``s^2``) and, for a given classifier ``f_m(x) = varsigma_m^T x``, leaves the margin part
+``C sum_{violators} y_mn d f_m(x_n) / d psi_dk`` unchanged too; what ``s`` changes is the
+classifiers' own regularisation (the hinge-to-prior trade-off of the SVM on ``s psi^T x``
+is ``C s^2``). So ``C`` is the one weight of eq. 15 that sets the margin against the
+likelihood, and the input scale decides what a given ``C`` means for the classifiers. With
+many rows per input dimension the likelihood part is large (hundreds on a thousand rows),
+``psi`` is driven to 0/1 in the first phase (which has no margin term: ``mu = 0``) and a
+margin part of moderate ``C`` cannot move it: the joint fit is then the decoupled one.
+
+Tempering (``anneal_iterations = T > 0``, deterministic annealing, Ueda and Nakano 1998).
+Outer iteration ``t < T`` runs its phase on
+
+    beta_t (ELBO - H[q(Z)]) + H[q(Z)] + margin term,     beta_t = beta_0^(1 - t / T),
+
+(:func:`phase_objective`), i.e. the model's expected log joint and the entropies of
+``q(W)``, ``q(nu)`` weighted by ``beta_t``, the entropy of ``q(Z)`` and the margin not; it
+equals ``beta_t`` times the phase objective at temperature ``1 / beta_t`` on ``Z`` with hinge
+weight ``C / beta_t``. The sticks and loadings maxima are unchanged (all their terms carry
+``beta_t``); the logit of ``psi_dk`` becomes ``beta_t (likelihood + prior parts) + margin``.
+Early phases keep ``psi`` soft and let the margin choose among the features the
+likelihood would accept; from ``t = T`` on ``beta = 1``: the phases, the reported
+objective and the stopping test are those of the RegBayes problem itself.
+
 Tasks are given as the rows that carry a label of each task (every row, for a
 label-indicator matrix; the rows of one task index otherwise). Solving each task's dual on
 its own rows is the dual over all rows with ``C_n = 0`` for the other rows, without
@@ -60,6 +87,7 @@ from typing import NamedTuple
 import jax
 import jax.numpy as jnp
 import numpy as np
+from threadpoolctl import threadpool_limits
 
 from ..core.duals import binary_svm_dual, svr_dual
 from ..potentials import ibp_projection as proj
@@ -96,6 +124,8 @@ class MTData(NamedTuple):
     noise_floor: float
     dual_tol: float
     dual_max_iter: int
+    anneal_iterations: int  # outer iterations of the tempering schedule (0: none)
+    anneal_start: float  # beta_0 of the schedule, in (0, 1]
 
 
 class MTState(NamedTuple):
@@ -107,6 +137,7 @@ class MTState(NamedTuple):
     loading_variance: jax.Array  # () sigma_0^2
     coef: np.ndarray  # (M, P) E[eta_m] over the classifier features
     duals: tuple  # per task, the (N_m,) dual variables (omega, or omega - omega*)
+    iteration: int = 0  # outer iterations done (the tempering schedule's clock)
 
 
 class MTInfo(NamedTuple):
@@ -117,15 +148,21 @@ class MTInfo(NamedTuple):
     dual_converged: bool
     n_active: int
     inner_iterations: int
+    model_weight: float  # beta of the tempering schedule in this iteration's phase (1: the exact objective)
 
 
 def mt_data(X, task_rows, targets, *, loss="hinge", C=1.0, epsilon=0.0, alpha=1.0, n_inner=10, inner_tol=1e-3,
             joint=True, include_inputs=False, intercept_scaling=0.0, estimate_variances=False, dual_tol=1e-3,
-            dual_max_iter=1000) -> MTData:
+            dual_max_iter=1000, anneal_iterations=0, anneal_start=1.0) -> MTData:
     """Pack the data: ``X`` (N, D); ``task_rows[m]`` the rows with a label of task m and
-    ``targets[m]`` those labels (+-1 for ``loss="hinge"``, reals for ``"epsilon_insensitive"``)."""
+    ``targets[m]`` those labels (+-1 for ``loss="hinge"``, reals for ``"epsilon_insensitive"``);
+    ``anneal_iterations`` and ``anneal_start`` set the tempering schedule of :func:`model_weight`."""
     if loss not in LOSSES:
         raise ValueError(f"unknown loss {loss!r}; choose one of {LOSSES}")
+    if not 0.0 < float(anneal_start) <= 1.0:
+        raise ValueError(f"anneal_start must be in (0, 1], got {anneal_start!r}")
+    if int(anneal_iterations) < 0:
+        raise ValueError(f"anneal_iterations must be >= 0, got {anneal_iterations!r}")
     X = np.ascontiguousarray(X, dtype=np.float64)
     rows = tuple(np.asarray(r, dtype=np.int64) for r in task_rows)
     targets = tuple(np.asarray(t, dtype=np.float64) for t in targets)
@@ -134,7 +171,7 @@ def mt_data(X, task_rows, targets, *, loss="hinge", C=1.0, epsilon=0.0, alpha=1.
     floor = NOISE_FLOOR * float(np.mean(X * X)) if X.size else NOISE_FLOOR
     return MTData(X, rows, targets, loss, float(C), float(epsilon), float(alpha), int(n_inner), float(inner_tol),
                   bool(joint), bool(include_inputs), float(intercept_scaling), bool(estimate_variances),
-                  max(floor, 1e-12), float(dual_tol), int(dual_max_iter))
+                  max(floor, 1e-12), float(dual_tol), int(dual_max_iter), int(anneal_iterations), float(anneal_start))
 
 
 def n_classifier_features(n_inputs: int, truncation: int, include_inputs: bool, intercept: bool) -> int:
@@ -142,17 +179,54 @@ def n_classifier_features(n_inputs: int, truncation: int, include_inputs: bool, 
     return truncation + (n_inputs if include_inputs else 0) + (1 if intercept else 0)
 
 
-def mt_init(seed: int, data: MTData, truncation: int, noise_variance, loading_variance) -> MTState:
-    """Algorithm 2, line 3: ``gamma = (alpha, 1)``, ``psi_dk = 0.5 + e`` with
-    ``e ~ N(0, 0.001)`` (variance 0.001, drawn from ``seed``; clipped into (0, 1)),
-    ``Phi = 0``, ``sigma_n^2 = sigma_0^2``, ``mu = 0`` and zero dual variables (so the first
-    phase has no margin term). ``noise_variance`` is ``lambda_n^2``, a scalar or (N,)."""
+INITS = ("paper", "svd")
+
+
+def initial_features(seed: int, X, truncation: int, init: str = "paper") -> np.ndarray:
+    """The initial ``psi`` (D, K).
+
+    * ``"paper"`` (Algorithm 2, line 3): ``psi_dk = 0.5 + e`` with ``e ~ N(0, 0.001)``
+      (variance 0.001, drawn from ``seed``; clipped into (0, 1)): all columns alike.
+    * ``"svd"`` (section 5.1 initialises iLSVM from the SVD factors of the inputs): with
+      ``v_j`` the j-th right singular vector of ``X`` (unit norm), columns ``2j`` and ``2j + 1``
+      are ``sigmoid(+-3 sqrt(D) v_jd)`` plus the same small noise: the inputs that load
+      positively, and negatively, on the j-th principal direction (a binary ``Z`` with
+      loadings ``w`` of either sign needs one column for each part).
+    """
+    if init not in INITS:
+        raise ValueError(f"unknown init {init!r}; choose one of {INITS}")
+    X = np.asarray(X, dtype=np.float64)
+    D, K = X.shape[1], int(truncation)
+    rng = np.random.default_rng(int(seed))
+    noise = np.sqrt(1e-3) * rng.standard_normal((D, K))
+    if init == "paper":
+        return np.clip(0.5 + noise, 1e-3, 1.0 - 1e-3)
+    directions = np.linalg.svd(X, full_matrices=False)[2].T * np.sqrt(D)  # (D, min(N, D)), entries of order one
+    columns = np.arange(K) // 2
+    sign = np.where(np.arange(K) % 2 == 0, 1.0, -1.0)
+    signed = np.where(columns < directions.shape[1], directions[:, np.minimum(columns, directions.shape[1] - 1)], 0.0) * sign
+    return np.clip(1.0 / (1.0 + np.exp(-3.0 * signed)) + noise, 1e-3, 1.0 - 1e-3)
+
+
+def mt_init(seed: int, data: MTData, truncation: int, noise_variance, loading_variance, init: str = "paper") -> MTState:
+    """Algorithm 2, line 3: ``gamma = (alpha, 1)``, ``psi`` from :func:`initial_features`,
+    ``Phi = 0``, ``sigma_n^2 = sigma_0^2``; ``noise_variance`` is ``lambda_n^2``, a scalar or (N,).
+
+    ``init="paper"`` then starts from ``mu = 0`` and zero dual variables, as Algorithm 2
+    does: its first phase has no margin term. ``init="svd"`` (with ``joint=True``) solves
+    the duals on the initial features (a dual step before the first phase, seeded by
+    ``seed``), so that the first phase already has the margin term; from the paper's
+    initial ``psi``, whose columns are all alike, such a step gives every column the same
+    margin term, which is why it is not taken there."""
     N, D = data.X.shape
     K = int(truncation)
-    rng = np.random.default_rng(int(seed))
-    psi = np.clip(0.5 + np.sqrt(1e-3) * rng.standard_normal((D, K)), 1e-3, 1.0 - 1e-3)
+    psi = initial_features(seed, data.X, K, init)
     noise = np.broadcast_to(np.asarray(noise_variance, dtype=np.float64), (N,)).copy()
     P = n_classifier_features(D, K, data.include_inputs, data.intercept_scaling > 0)
+    coef, duals = np.zeros((len(data.task_rows), P)), tuple(np.zeros(len(r)) for r in data.task_rows)
+    if data.joint and init == "svd":
+        features = classifier_features(data.X, psi, data.include_inputs, data.intercept_scaling)
+        coef, duals = solve_duals(features, data, duals, int(seed))[:2]
     with enable_x64():
         return MTState(
             gamma=jnp.asarray(sticks.initial_sticks(K, data.alpha, jnp.float64)),
@@ -161,43 +235,67 @@ def mt_init(seed: int, data: MTData, truncation: int, noise_variance, loading_va
             sigma2=jnp.full((N,), float(loading_variance)),
             noise_variance=jnp.asarray(noise),
             loading_variance=jnp.asarray(float(loading_variance)),
-            coef=np.zeros((len(data.task_rows), P)),
-            duals=tuple(np.zeros(len(r)) for r in data.task_rows),
+            coef=coef,
+            duals=duals,
         )
 
 
+def model_weight(iteration: int, data: MTData) -> float:
+    """``beta_t`` of the tempering schedule: ``beta_0^(1 - t / T)`` for the first ``T =
+    anneal_iterations`` outer iterations (geometric from ``beta_0 = anneal_start`` towards 1),
+    then exactly 1 (the RegBayes objective itself; :func:`phase_objective`)."""
+    T = data.anneal_iterations
+    if iteration >= T:
+        return 1.0
+    return float(data.anneal_start ** (1.0 - iteration / T))
+
+
 # ---------------------------------------------------------------- the mean-field phase (JAX)
-def phase_objective(X, psi, gamma, phi, sigma2, noise_variance, loading_variance, alpha, margin):
-    """The phase's objective: the latent-feature ELBO plus ``sum_dk psi_dk margin_dk``, the
-    linear margin term of the Lagrangian with ``omega`` and ``mu`` fixed (``margin = X^T V``)."""
+def phase_objective(X, psi, gamma, phi, sigma2, noise_variance, loading_variance, alpha, margin, weight=1.0):
+    """The phase's objective::
+
+        beta (ELBO - H[q(Z)]) + H[q(Z)] + sum_dk psi_dk margin_dk,
+
+    the latent-feature ELBO and the linear margin term of the Lagrangian with ``omega`` and
+    ``mu`` fixed (``margin = X^T V``). ``beta = weight`` tempers the model's part (the
+    expected log joint of ``X, Z, W, nu`` and the entropies of ``q(W)``, ``q(nu)``) while the
+    entropy of ``q(Z)`` and the margin keep their weight: deterministic annealing (Ueda and
+    Nakano 1998) at temperature ``1 / beta`` on the model with hinge weight ``C / beta``, the
+    same as ``beta (ELBO + (1/beta - 1) H[q(Z)] + margin / beta)``. At ``beta = 1`` it is the
+    phase's objective of Algorithm 2, i.e. of the RegBayes problem (15)."""
     elbo = proj.latent_elbo(X, psi, gamma, proj.Loadings(phi, sigma2), alpha, noise_variance, loading_variance)
-    return elbo + jnp.sum(psi * margin)
+    entropy = sticks.bernoulli_entropy(psi)
+    return weight * (elbo - entropy) + entropy + jnp.sum(psi * margin)
 
 
-def mean_field_sweep(X, psi, gamma, noise_variance, loading_variance, alpha, margin):
+def mean_field_sweep(X, psi, gamma, noise_variance, loading_variance, alpha, margin, weight=1.0):
     """One sweep of lines 6-8 of Algorithm 2: sticks (eq. 26, with the tight ``q`` of eq. 24),
     loadings (eq. 25), then the features column by column (eq. 27, with ``margin`` added to
     the logit). Returns ``(psi, gamma, phi, sigma2)``; each block is an exact maximum of
-    :func:`phase_objective`."""
+    :func:`phase_objective`: the sticks' and loadings' terms are all multiplied by ``weight``,
+    which leaves their maxima where they are, and the logit of ``psi_dk`` is
+    ``weight (likelihood + prior parts) + margin_dk``."""
     D = X.shape[1]
     gamma = sticks.update_sticks(jnp.sum(psi, axis=0), D, alpha, sticks.stick_bound(gamma).q)
     loadings = proj.update_loadings(X, psi, noise_variance, loading_variance)
     stats = proj.feature_stats(X, loadings, noise_variance)
-    extra = sticks.prior_logit(gamma, sticks.stick_bound(gamma))[None, :] + margin
+    stats = proj.FeatureStats(weight * stats.A, weight * stats.B)
+    extra = weight * sticks.prior_logit(gamma, sticks.stick_bound(gamma))[None, :] + margin
     psi = proj.update_features(psi, stats, extra)
     return psi, gamma, loadings.phi, loadings.sigma2
 
 
 @jax.jit
-def mean_field_phase(X, V, psi, gamma, phi, sigma2, noise_variance, loading_variance, alpha, n_inner, inner_tol):
+def mean_field_phase(X, V, psi, gamma, phi, sigma2, noise_variance, loading_variance, alpha, n_inner, inner_tol,
+                     weight=1.0):
     """Sweeps of :func:`mean_field_sweep` until the relative change of :func:`phase_objective`
     between two sweeps is at most ``inner_tol`` (so at least two sweeps) or ``n_inner`` sweeps
     have run (both traced: one program per shape). ``V`` (N, K) gives the margin term
-    ``X^T V``. Returns ``(psi, gamma, phi, sigma2, sweeps, objective)``; ``objective`` is
-    ``-inf`` when no sweep ran."""
+    ``X^T V``; ``weight`` is the tempering ``beta`` (traced). Returns ``(psi, gamma, phi,
+    sigma2, sweeps, objective)``; ``objective`` is ``-inf`` when no sweep ran."""
     margin = X.T @ V
     objective = partial(phase_objective, X, noise_variance=noise_variance, loading_variance=loading_variance,
-                        alpha=alpha, margin=margin)
+                        alpha=alpha, margin=margin, weight=weight)
     start = jnp.asarray(jnp.inf, dtype=X.dtype)  # the first change is measured after the second sweep
 
     def cond(carry):
@@ -207,7 +305,7 @@ def mean_field_phase(X, V, psi, gamma, phi, sigma2, noise_variance, loading_vari
 
     def body(carry):
         i, _, current, psi, gamma, phi, sigma2 = carry
-        psi, gamma, phi, sigma2 = mean_field_sweep(X, psi, gamma, noise_variance, loading_variance, alpha, margin)
+        psi, gamma, phi, sigma2 = mean_field_sweep(X, psi, gamma, noise_variance, loading_variance, alpha, margin, weight)
         return i + 1, current, objective(psi, gamma, phi, sigma2), psi, gamma, phi, sigma2
 
     i, _, value, psi, gamma, phi, sigma2 = jax.lax.while_loop(
@@ -254,7 +352,16 @@ def margin_directions(state: MTState, data: MTData) -> np.ndarray:
 
 def solve_duals(features, data: MTData, previous: tuple, seed: int):
     """The per-task duals (eq. 28 or Lemma 11's), warm-started from ``previous``. Returns
-    ``(coef (M, P), duals, summed primal objectives, largest relative gap, all converged)``."""
+    ``(coef (M, P), duals, summed primal objectives, largest relative gap, all converged)``.
+
+    BLAS runs on one thread here: the solvers' linear algebra is on matrices of P columns
+    (tens), where a multi-threaded BLAS only adds synchronisation, and on a machine whose
+    cores are busy its threads wait for one another at every call."""
+    with threadpool_limits(limits=1, user_api="blas"):
+        return _solve_duals(features, data, previous, seed)
+
+
+def _solve_duals(features, data: MTData, previous: tuple, seed: int):
     coef = np.zeros((len(data.task_rows), features.shape[1]))
     duals, primal, gap, converged = [], 0.0, 0.0, True
     for m, (rows, target) in enumerate(zip(data.task_rows, data.targets)):
@@ -281,26 +388,30 @@ def n_active(psi) -> int:
 
 def mt_step(seed: int, state: MTState, data: MTData):
     """One outer iteration of Algorithm 2 (module docstring); ``seed`` orders the dual
-    solvers' coordinate passes. The inputs are not modified."""
+    solvers' coordinate passes. The phase is tempered by :func:`model_weight` of the
+    iteration count; ``info`` reports the exact (untempered) ELBO, risk and objective.
+    The inputs are not modified."""
     V = margin_directions(state, data)
+    weight = model_weight(state.iteration, data)
     with enable_x64():
         X = jnp.asarray(data.X)
         psi, gamma, phi, sigma2, sweeps, value = mean_field_phase(
             X, jnp.asarray(V), state.psi, state.gamma, state.phi, state.sigma2, state.noise_variance,
-            state.loading_variance, data.alpha, data.n_inner, data.inner_tol)
+            state.loading_variance, data.alpha, data.n_inner, data.inner_tol, weight)
         features = classifier_features(data.X, psi, data.include_inputs, data.intercept_scaling)
         coef, duals, primal, gap, converged = solve_duals(features, data, state.duals, seed)
         if data.estimate_variances:
             noise, loading, latent = _finish(X, psi, gamma, phi, sigma2, state.noise_variance, state.loading_variance,
                                              data.alpha, data.noise_floor)
-        else:  # the phase's objective less its margin term
+        else:  # the phase's objective less its margin term, untempered
             noise, loading = state.noise_variance, state.loading_variance
-            latent = float(value) - float(np.sum(np.asarray(psi) * (data.X.T @ V)))
+            entropy = float(sticks.bernoulli_entropy(psi))
+            latent = (float(value) - float(np.sum(np.asarray(psi) * (data.X.T @ V))) - entropy) / weight + entropy
     kl_eta = 0.5 * float(np.sum(coef * coef))
     elbo = float(latent) - kl_eta
     risk = primal - kl_eta
-    new = MTState(gamma, psi, phi, sigma2, noise, loading, coef, duals)
-    return new, MTInfo(-elbo + risk, elbo, risk, gap, bool(converged), n_active(psi), int(sweeps))
+    new = MTState(gamma, psi, phi, sigma2, noise, loading, coef, duals, state.iteration + 1)
+    return new, MTInfo(-elbo + risk, elbo, risk, gap, bool(converged), n_active(psi), int(sweeps), weight)
 
 
 def mt_compile(state: MTState, data: MTData) -> None:
@@ -308,7 +419,7 @@ def mt_compile(state: MTState, data: MTData) -> None:
     with enable_x64():
         X = jnp.asarray(data.X)
         mean_field_phase(X, jnp.zeros(state.phi.shape), state.psi, state.gamma, state.phi, state.sigma2,
-                         state.noise_variance, state.loading_variance, data.alpha, 0, data.inner_tol)
+                         state.noise_variance, state.loading_variance, data.alpha, 0, data.inner_tol, 1.0)
         if data.estimate_variances:
             _finish(X, state.psi, state.gamma, state.phi, state.sigma2, state.noise_variance, state.loading_variance,
                     data.alpha, data.noise_floor)

@@ -79,18 +79,19 @@ def fit_predict(model, split):
 
 
 def run(out_dir, *, quick: bool = False, seed: int = 0, n_splits: int | None = None, data: str = "auto", truncation=None,
-        C=None, alpha=None, epsilon=None, progress: bool = False, **unused) -> dict:
+        C=None, alpha=None, epsilon=None, anneal_iterations=None, progress: bool = False, **unused) -> dict:
     """Run Figure 7 and write ``mtilsvm-fig7.png``, ``mtilsvm-fig7.json`` and ``results.md``.
 
     ``n_splits`` of the 10 splits (quick: 2, on 15 schools); ``data`` ``"auto"``, ``"real"``
-    or ``"synthetic"``; ``truncation``, ``C``, ``alpha``, ``epsilon`` override the defaults.
+    or ``"synthetic"``; ``truncation``, ``C``, ``alpha``, ``epsilon``, ``anneal_iterations``
+    override the defaults.
     """
     from ..plotting import method_color, new_figure
 
     start = time.perf_counter()
     n_splits = (2 if quick else 10) if n_splits is None else int(n_splits)
     params = {"truncation": truncation if truncation is not None else (20 if quick else None), "C": C, "alpha": alpha,
-              "epsilon": epsilon}
+              "epsilon": epsilon, "anneal_iterations": anneal_iterations}
     results = {m: [] for m in METHODS}
     name = None
     for split_index in range(n_splits):

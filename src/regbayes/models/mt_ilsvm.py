@@ -48,10 +48,10 @@ import numpy as np
 import scipy.sparse as sp
 from sklearn.base import ClassifierMixin, RegressorMixin, TransformerMixin
 from sklearn.metrics import accuracy_score, r2_score
-from sklearn.utils._param_validation import Interval
+from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted, column_or_1d, validate_data
 
-from ..algorithms.mt_ilsvm import (decision_values, mt_compile, mt_data, mt_init, mt_step)
+from ..algorithms.mt_ilsvm import INITS, decision_values, mt_compile, mt_data, mt_init, mt_step
 from ..inference import Algorithm, run
 from ..rng import host_seeds, key_from_seed
 from .base import RegBayesEstimator
@@ -89,6 +89,9 @@ class _MultiTaskLatentBase(RegBayesEstimator):
         "include_inputs": ["boolean"],
         "fit_intercept": ["boolean"],
         "joint": ["boolean"],
+        "init": [StrOptions(set(INITS))],
+        "anneal_iterations": [Interval(Integral, 0, None, closed="left")],
+        "anneal_start": [Interval(Real, 0, 1, closed="right")],
         "random_state": ["random_state"],
         "progress": ["boolean"],
     }
@@ -115,26 +118,35 @@ class _MultiTaskLatentBase(RegBayesEstimator):
         data = mt_data(Xs, task_rows, targets, loss=self._loss, C=self.C, epsilon=getattr(self, "epsilon", 0.0),
                        alpha=self.alpha, n_inner=self.n_inner, inner_tol=self.inner_tol, joint=self.joint,
                        include_inputs=self.include_inputs, intercept_scaling=1.0 if self.fit_intercept else 0.0,
-                       estimate_variances=self.estimate_variances, dual_tol=DUAL_TOL, dual_max_iter=DUAL_MAX_ITER)
+                       estimate_variances=self.estimate_variances, dual_tol=DUAL_TOL, dual_max_iter=DUAL_MAX_ITER,
+                       anneal_iterations=self.anneal_iterations, anneal_start=self.anneal_start)
         init_seed, run_seed = host_seeds(self._fit_key(), 2)
-        state = mt_init(int(init_seed), data, self.truncation, lam2, self.loading_variance)
+        state = mt_init(int(init_seed), data, self.truncation, lam2, self.loading_variance, init=self.init)
         name = "MT-iLSVM" if self.joint else "MT-IBP+SVM"
-        result = run(Algorithm(mt_step, name, compile=mt_compile), state, data, key_from_seed(int(run_seed)),
-                     n_iter=self.n_iter, tol=self.tol, progress=self.progress)
+        algorithm = Algorithm(mt_step, name, compile=mt_compile)
+        key = key_from_seed(int(run_seed))
+        parts = []
+        if data.anneal_iterations > 0:  # the tempered iterations run in full; tol watches the exact objective after them
+            parts.append(run(algorithm, state, data, key, n_iter=data.anneal_iterations, progress=self.progress))
+            state, key = parts[-1].state, key_from_seed(int(host_seeds(key, 1)[0]))
+        parts.append(run(algorithm, state, data, key, n_iter=self.n_iter, tol=self.tol, progress=self.progress))
+        result = parts[-1]
         state = result.state
-        trace = result.trace
+        trace = {k: np.concatenate([np.asarray(p.trace[k]) for p in parts]) for k in result.trace}
         self.components_ = np.asarray(state.psi).T.copy()  # (K, D): E[Z]^T
         self.coef_ = np.asarray(state.coef).copy()
         self.n_active_features_ = int(trace["n_active"][-1])
         self.elbo_ = [float(v) for v in trace["elbo"]]
         self.objective_ = [float(v) for v in trace["objective"]]
-        self.n_iter_ = result.n_iter
+        self.n_iter_ = sum(p.n_iter for p in parts)
         self.converged_ = bool(result.converged)
         noise = np.asarray(state.noise_variance)
         self._store_settings(noise_variance=float(noise[0]) if not self.estimate_variances else noise.copy(),
                              loading_variance=float(state.loading_variance))
-        self.trace_ = {**{k: np.asarray(v) for k, v in trace.items()}, "wall_time": result.wall_time,
-                       "compile_seconds": result.compile_seconds, "sampling_seconds": result.sampling_seconds}
+        elapsed = np.cumsum([0.0] + [p.sampling_seconds for p in parts[:-1]])
+        self.trace_ = {**trace, "wall_time": np.concatenate([np.asarray(p.wall_time) + t for p, t in zip(parts, elapsed)]),
+                       "compile_seconds": sum(p.compile_seconds for p in parts),
+                       "sampling_seconds": sum(p.sampling_seconds for p in parts)}
         return self
 
     def transform(self, X):
@@ -202,7 +214,12 @@ class MultiTaskInfiniteLatentSVC(ClassifierMixin, TransformerMixin, _MultiTaskLa
     alpha : float, default=1.0
         Concentration of the IBP prior.
     C : float, default=1.0
-        Weight of the hinge losses (``U^MT(xi) = C sum xi_mn``, eq. 28's box).
+        Weight of the hinge losses (``U^MT(xi) = C sum xi_mn``, eq. 28's box): the one weight
+        of the margin against the likelihood in the ``Z`` update, and, with the input
+        scaling below, the classifiers' regularisation (a linear SVM's ``C`` on
+        standardised inputs corresponds to about ``D`` times it here). Cross-validate it:
+        at the default the hinge is light next to the likelihood of N x D inputs and the
+        joint fit may equal the decoupled one.
     n_iter : int, default=20
         Outer iterations at most (T' of Algorithm 2).
     n_inner : int, default=10
@@ -226,6 +243,19 @@ class MultiTaskInfiniteLatentSVC(ClassifierMixin, TransformerMixin, _MultiTaskLa
         Add a constant feature 1 to every classifier.
     joint : bool, default=True
         False: the decoupled MT-IBP+SVM (no margin term in the ``Z`` update).
+    init : {"paper", "svd"}, default="paper"
+        Initial ``psi``: Algorithm 2's ``0.5 + N(0, 0.001)``, or the positive and negative
+        parts of the leading right singular vectors of the scaled inputs (section 5.1's
+        SVD start), followed by a dual step so that the first phase has the margin term
+        (:func:`regbayes.algorithms.mt_ilsvm.initial_features`, ``mt_init``).
+    anneal_iterations : int, default=0
+        T: the first T outer iterations temper the model's part of the phase objective by
+        ``beta_t = anneal_start^(1 - t/T)`` (deterministic annealing; the entropy of
+        ``q(Z)`` and the margin keep their weight), then the exact objective is used and
+        ``tol`` is watched (:mod:`regbayes.algorithms.mt_ilsvm`). The tempered iterations
+        are run in full and counted in ``n_iter_`` on top of ``n_iter``.
+    anneal_start : float in (0, 1], default=0.01
+        ``beta_0`` of that schedule.
     random_state : None, int or RandomState
         Seeds the initial ``psi`` (Algorithm 2, line 3) and the dual solvers' row orders.
     progress : bool, default=False
@@ -246,7 +276,8 @@ class MultiTaskInfiniteLatentSVC(ClassifierMixin, TransformerMixin, _MultiTaskLa
 
     def __init__(self, truncation=50, alpha=1.0, C=1.0, n_iter=20, n_inner=10, tol=1e-4, inner_tol=1e-3,
                  noise_variance=None, loading_variance=1.0, estimate_variances=False, include_inputs=False,
-                 fit_intercept=True, joint=True, random_state=None, progress=False):
+                 fit_intercept=True, joint=True, init="paper", anneal_iterations=0, anneal_start=0.01, random_state=None,
+                 progress=False):
         self.truncation = truncation
         self.alpha = alpha
         self.C = C
@@ -260,6 +291,9 @@ class MultiTaskInfiniteLatentSVC(ClassifierMixin, TransformerMixin, _MultiTaskLa
         self.include_inputs = include_inputs
         self.fit_intercept = fit_intercept
         self.joint = joint
+        self.init = init
+        self.anneal_iterations = anneal_iterations
+        self.anneal_start = anneal_start
         self.random_state = random_state
         self.progress = progress
 
@@ -363,7 +397,8 @@ class MultiTaskInfiniteLatentSVR(RegressorMixin, TransformerMixin, _MultiTaskLat
 
     def __init__(self, truncation=50, alpha=1.0, C=1.0, epsilon=0.1, n_iter=20, n_inner=10, tol=1e-4, inner_tol=1e-3,
                  noise_variance=None, loading_variance=1.0, estimate_variances=False, include_inputs=False,
-                 fit_intercept=False, joint=True, random_state=None, progress=False):
+                 fit_intercept=False, joint=True, init="paper", anneal_iterations=0, anneal_start=0.01, random_state=None,
+                 progress=False):
         self.truncation = truncation
         self.alpha = alpha
         self.C = C
@@ -378,6 +413,9 @@ class MultiTaskInfiniteLatentSVR(RegressorMixin, TransformerMixin, _MultiTaskLat
         self.include_inputs = include_inputs
         self.fit_intercept = fit_intercept
         self.joint = joint
+        self.init = init
+        self.anneal_iterations = anneal_iterations
+        self.anneal_start = anneal_start
         self.random_state = random_state
         self.progress = progress
 
