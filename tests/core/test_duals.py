@@ -243,6 +243,53 @@ def test_svr_dual_per_row_C_warm_start_and_non_convergence():
     assert short.n_iter == 2 and not short.converged
 
 
+# --- hard cases: the default max_iter suffices ---------------------------------------------
+
+def hard_features(kind, seed, N, K):
+    rng = np.random.default_rng(seed)
+    if kind == "badly scaled":  # feature scales from 1e-3 to 1e2
+        return rng.normal(size=(N, K)) * np.logspace(-3, 2, K)
+    if kind == "duplicated rows":
+        return np.repeat(rng.normal(size=(N // 3, K)), 3, axis=0)
+    return (rng.random((N, K)) < 0.3).astype(float)  # binary features, many tied rows
+
+
+@pytest.mark.parametrize("kind", ["badly scaled", "duplicated rows", "binary"])
+def test_hard_problems_converge_within_the_default_max_iter(kind):
+    X = hard_features(kind, 4, 240, 12)
+    rng = np.random.default_rng(5)
+    w = rng.normal(size=12)
+    score = X @ w
+    y = np.where(score + 0.5 * np.std(score) * rng.normal(size=240) > np.median(score), 1.0, -1.0)
+    sol = binary_svm_dual(X, y, 2.0, tol=1e-10)
+    assert_certified(sol, *binary_objectives(X, y, np.full(240, 2.0), sol.dual))
+    t = score + 0.3 * np.std(score) * rng.normal(size=240)
+    sol = svr_dual(X, t, 2.0, 0.05 * np.std(t), tol=1e-10)
+    assert_certified(sol, *svr_objectives(X, t, 2.0, 0.05 * np.std(t), sol.dual))
+    labels = np.digitize(score + 0.5 * np.std(score) * rng.normal(size=240), np.quantile(score, [0.25, 0.5, 0.75]))
+    sol = crammer_singer_dual(X, labels, 2.0, tol=1e-10)
+    assert_certified(sol, *cs_objectives(X, labels, np.full(240, 2.0), 1.0 - np.eye(4)[labels], sol.dual))
+
+
+def test_edge_cases():
+    # one row, one feature: w = min(C, 1 / x^2) for the binary dual
+    sol = binary_svm_dual(np.array([[2.0]]), np.array([1.0]), 1.0, tol=1e-12)
+    assert sol.dual[0] == pytest.approx(0.25) and sol.coef[0] == pytest.approx(0.5)
+    # all C = 0: mu = 0, both objectives 0, converged before any pass
+    X, y = binary_data(10, 30, 3)
+    sol = binary_svm_dual(X, y, 0.0)
+    assert sol.converged and sol.n_iter == 0 and np.all(sol.coef == 0) and sol.gap == 0.0
+    sol = crammer_singer_dual(X, np.arange(30) % 3, np.zeros(30))
+    assert sol.converged and sol.n_iter == 0 and np.all(sol.dual == 0)
+    # one label only, and separable data with a large C: still certified
+    sol = binary_svm_dual(X, np.ones(30), 1.0, tol=1e-10)
+    assert_certified(sol, *binary_objectives(X, np.ones(30), np.full(30, 1.0), sol.dual))
+    ysep = np.where(X[:, 0] > 0, 1.0, -1.0)
+    sol = binary_svm_dual(X, ysep, 1e4, tol=1e-10)
+    assert_certified(sol, *binary_objectives(X, ysep, np.full(30, 1e4), sol.dual))
+    assert np.all(ysep * (X @ sol.coef) >= 1 - 1e-6)  # hard margin reached
+
+
 # --- validation ---------------------------------------------------------------------------
 
 def test_bad_input_is_named():

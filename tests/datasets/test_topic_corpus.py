@@ -1,4 +1,5 @@
-"""make_topic_corpus: the LDA + max-margin generative model (paper 000, section 4.1.1).
+"""make_topic_corpus: the LDA + max-margin generative model (paper 000, section 4.1.1), and
+make_topic_regression_corpus: the same documents with real responses (paper 002, Appendix B).
 
 Given theta_d the tokens of document d are i.i.d. with word probabilities ``theta_d^T phi``,
 so word totals have exactly known means and variances; z = (observed - mean) / sd is
@@ -8,7 +9,7 @@ import numpy as np
 import pytest
 import scipy.sparse as sp
 
-from regbayes.datasets.topic_corpus import _label_probabilities, make_topic_corpus
+from regbayes.datasets.topic_corpus import _label_probabilities, make_topic_corpus, make_topic_regression_corpus
 
 Z_TOL = 4.5
 
@@ -72,3 +73,49 @@ def test_labels_drawn_with_the_model_probabilities():
 def test_bad_arguments(kwargs):
     with pytest.raises(ValueError):
         make_topic_corpus(n_docs=10, **kwargs)
+
+
+# ---------------------------------------------------------------- make_topic_regression_corpus
+def test_regression_corpus_shapes_and_assignments():
+    corpus = make_topic_regression_corpus(n_docs=150, n_topics=4, n_words=50, doc_length=25, intercept=1.5, random_state=0)
+    X, y, phi, theta, coef, b, zbar = corpus
+    assert sp.isspmatrix_csr(X) and X.shape == (150, 50) and X.dtype == np.int64
+    assert y.shape == (150,) and coef.shape == (4,) and b == 1.5 and zbar.shape == (150, 4)
+    np.testing.assert_allclose(phi.sum(axis=1), 1.0)
+    np.testing.assert_allclose(theta.sum(axis=1), 1.0)
+    np.testing.assert_allclose(zbar.sum(axis=1), 1.0)
+    lengths = np.asarray(X.sum(axis=1)).ravel()
+    counts = zbar * lengths[:, None]  # n_dk: integers summing to N_d
+    np.testing.assert_allclose(counts, np.round(counts), atol=1e-9)
+    np.testing.assert_allclose(corpus.oracle_predictions(), zbar @ coef + b)
+    again = make_topic_regression_corpus(n_docs=150, n_topics=4, n_words=50, doc_length=25, intercept=1.5, random_state=0)
+    assert (again.X != X).nnz == 0
+    np.testing.assert_array_equal(again.y, y)
+
+
+def test_regression_noise_has_the_stated_distribution():
+    """``y - (eta^T zbar + b)`` is N(0, sigma^2): its mean and variance within 4.5 standard
+    errors (sigma / sqrt(n) and sigma^2 sqrt(2 / n)); with noise 0 the responses are exact."""
+    noise, n = 0.3, 4000
+    corpus = make_topic_regression_corpus(n_docs=n, n_topics=3, n_words=30, doc_length=10, noise=noise, random_state=1)
+    residual = corpus.y - corpus.oracle_predictions()
+    assert abs(residual.mean()) < Z_TOL * noise / np.sqrt(n)
+    assert abs(residual.var() - noise**2) < Z_TOL * noise**2 * np.sqrt(2 / n)
+    exact = make_topic_regression_corpus(n_docs=50, n_topics=3, n_words=30, noise=0.0, random_state=2)
+    np.testing.assert_allclose(exact.y, exact.oracle_predictions(), rtol=1e-14)
+
+
+def test_regression_word_totals_match_the_lda_model():
+    corpus = make_topic_regression_corpus(n_docs=400, n_topics=5, n_words=50, doc_length=60, random_state=3)
+    lengths = np.asarray(corpus.X.sum(axis=1)).ravel()
+    p = corpus.doc_topic @ corpus.topic_word
+    mean = (lengths[:, None] * p).sum(axis=0)
+    sd = np.sqrt((lengths[:, None] * p * (1 - p)).sum(axis=0))
+    assert np.max(np.abs((np.asarray(corpus.X.sum(axis=0)).ravel() - mean) / sd)) < Z_TOL
+
+
+@pytest.mark.parametrize("kwargs", [{"n_topics": 1}, {"noise": -0.1}, {"prior_scale": 0.0}, {"beta": 0.0},
+                                    {"intercept": np.nan}, {"doc_length": 0.5}])
+def test_regression_bad_arguments(kwargs):
+    with pytest.raises(ValueError, match=next(iter(kwargs))):
+        make_topic_regression_corpus(n_docs=10, **kwargs)

@@ -23,7 +23,9 @@ import numpy as np
 
 from .gibbs_svm import binary_sweep
 
-MIN_BLOCK = 64  # smallest padded member block
+# Smallest padded member block: every component of a data set of a few hundred rows shares
+# one compiled program (each block size is a program of its own, compiled on first use).
+MIN_BLOCK = 512
 
 
 @jax.jit

@@ -64,6 +64,10 @@ def document_terms(eta, y_sign, inv_omega, n_d, C, margin, linear, quadratic, b)
                                            G = eta^T diag(b) eta   (K, K).
 
     Writes ``A`` to ``linear`` (K,), ``Q`` to ``quadratic`` (K,) and ``b`` (M,).
+
+    ``b_m`` omits the label's square (1 for +-1 labels), so the label enters as a real
+    coefficient of the linear term only: MedLDA regression passes real labels
+    (:func:`regbayes.algorithms.medlda_regression.sweep_arguments`).
     """
     K = eta.shape[1]
     M = eta.shape[0]

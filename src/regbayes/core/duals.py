@@ -4,7 +4,7 @@ With the prior ``eta ~ N(0, I)`` and expectation constraints on the discriminant
 Theorem 6 gives the posterior ``q(eta) = N(mu, I)`` whose mean ``mu`` is a weighted sum of
 the constraint features, the weights solving a finite-dimensional dual. The conjugates
 of Lemmas 9-11 (:mod:`regbayes.core.conjugates`) turn the three losses into the three
-duals solved here, each by dual coordinate descent to a stated relative duality gap:
+duals solved here, each to a stated relative duality gap:
 
 * :func:`binary_svm_dual`: hinge loss, Lemma 9, eq. 28 (Appendix D.1);
 * :func:`crammer_singer_dual`: multi-class hinge, Lemmas 10 and 12, eq. 34 (Appendix D.2);
@@ -18,6 +18,17 @@ models use for unobserved labels. ``initial_dual`` warm-starts the solver (the i
 MT-iLSVM algorithms solve these duals once per outer iteration on slowly changing
 features); it is first projected onto the feasible set. At ``max_iter`` passes the
 solution is returned with ``converged=False``; nothing is raised.
+
+Solver: blocks of 10 passes of dual coordinate descent (:mod:`regbayes.core.dual_kernels`,
+numba; rows in a random order drawn from ``seed``), each followed by an active-set finish
+(:mod:`regbayes.core.polish`: Gap Safe screening, then Newton steps on the face of the
+variables that are off their bounds), which is kept only if it raises the dual
+objective. Coordinate descent alone identifies the bounds quickly but converges slowly
+on the rows on the margin (Gauss–Seidel on a system of rank at most ``dim(mu)``); the
+finish solves that face exactly, so the solve ends once the face is right. The relative gap
+``(primal - dual) / max(|primal|, |dual|)`` is checked after every pass and every finish
+(``n_iter`` counts both), and once before the first pass (a warm start at the optimum
+returns after 0 passes).
 """
 from __future__ import annotations
 
@@ -25,6 +36,7 @@ from typing import NamedTuple
 
 import numpy as np
 import scipy.sparse as sp
+from threadpoolctl import ThreadpoolController
 
 from ..validation import check_int, check_real
 from . import dual_kernels, polish
@@ -39,7 +51,7 @@ class DualSolution(NamedTuple):
     coef: ``mu``, the posterior mean of the weights, ``q(eta) = N(mu, I)``
     primal_objective, dual_objective: the objectives at ``coef`` and ``dual``
     gap: ``primal_objective - dual_objective`` (>= 0 up to rounding, weak duality)
-    n_iter: passes over the rows
+    n_iter: passes of coordinate descent plus active-set finishes
     converged: whether ``gap <= tol * max(|primal|, |dual|)`` was reached within ``max_iter``
     """
 
@@ -118,14 +130,26 @@ def _initial(initial_dual, shape, name="initial_dual") -> np.ndarray:
     return np.ascontiguousarray(start)
 
 
+_CONTROLLER = []
+
+
+def _blas_controller() -> ThreadpoolController:
+    """One threadpoolctl controller for the process (building one inspects the loaded
+    libraries: half a millisecond; limiting through it, microseconds)."""
+    if not _CONTROLLER:
+        _CONTROLLER.append(ThreadpoolController())
+    return _CONTROLLER[0]
+
+
 def _stream(seed: int, chunk: int) -> np.uint64:
     """The kernel's seed for the ``chunk``-th block of passes (distinct streams per block)."""
     return np.uint64((seed * 6364136223846793005 + chunk * 1442695040888963407 + 1) % 2**64)
 
 
-def _finish_steps(mu) -> int:
-    """Most active-set changes in one finish: a few per coordinate of ``mu``."""
-    return 4 * mu.size + 20
+def _finish_budget(X, n_blocks: int = 1) -> float:
+    """Floating-point work allowed to one active-set finish: 100 passes of coordinate
+    descent (``2 N K n_blocks`` each), or 3e8 (a fraction of a second) if that is more."""
+    return max(200.0 * X.size * n_blocks, 3e8)
 
 
 def _drive(run, finish, dual, max_iter: int, seed: int, warm: bool, cd_passes: int = 10) -> DualSolution:
@@ -145,7 +169,8 @@ def _drive(run, finish, dual, max_iter: int, seed: int, warm: bool, cd_passes: i
         n_iter, chunk = n_iter + done, chunk + 1
         if converged or n_iter >= max_iter:
             break
-        candidate = finish(dual, mu)
+        with _blas_controller().limit(limits=1, user_api="blas"):  # small dense algebra: one thread is fastest
+            candidate = finish(dual, mu, primal - value)
         result = run(candidate, 0, np.uint64(0))
         n_iter += 1
         if result[2] > value:
@@ -166,8 +191,8 @@ def binary_svm_dual(features, y, C, *, tol=1e-8, max_iter=1000, initial_dual=Non
 
     Eq. 28 has one ``C`` for all rows; a per-row ``C_n`` is the same derivation with
     ``g0`` scaled row by row, and ``C_n = 0`` removes row ``n``. Solved by dual coordinate
-    descent (Hsieh et al. 2008), rows in a random order drawn from ``seed``, until the
-    relative duality gap is at most ``tol``. The same problem as scikit-learn's
+    descent (Hsieh et al. 2008) with the active-set finish of the module docstring, until
+    the relative duality gap is at most ``tol``. The same problem as scikit-learn's
     ``LinearSVC(loss="hinge", fit_intercept=False)``.
 
     Parameters
@@ -176,7 +201,7 @@ def binary_svm_dual(features, y, C, *, tol=1e-8, max_iter=1000, initial_dual=Non
     y : (N,) array of +1/-1.
     C : float >= 0 or (N,) array of them.
     tol : relative duality gap to stop at, ``gap <= tol * max(|primal|, |dual|)``.
-    max_iter : most passes over the rows.
+    max_iter : most passes over the rows (coordinate descent passes plus finishes).
     initial_dual : (N,) warm start for ``w``, clipped to ``[0, C_n]``.
     seed : integer seed of the row order.
 
@@ -195,7 +220,7 @@ def binary_svm_dual(features, y, C, *, tol=1e-8, max_iter=1000, initial_dual=Non
     tol, max_iter, seed = _options(tol, max_iter, seed)
     w = np.clip(_initial(initial_dual, (n,)), 0.0, C)
     return _drive(lambda dual, passes, stream: dual_kernels.binary_svm_cd(X, y, C, dual, tol, passes, stream),
-                  lambda dual, mu: polish.binary_polish(X, y, C, dual, mu, _finish_steps(mu)), w, max_iter, seed,
+                  lambda dual, mu, gap: polish.binary_polish(X, y, C, dual, mu, gap, _finish_budget(X)), w, max_iter, seed,
                   initial_dual is not None)
 
 
@@ -239,7 +264,7 @@ def svr_dual(features, y, C, epsilon, *, tol=1e-8, max_iter=1000, initial_dual=N
     tol, max_iter, seed = _options(tol, max_iter, seed)
     beta = np.clip(_initial(initial_dual, (n,)), -C, C)
     return _drive(lambda dual, passes, stream: dual_kernels.svr_cd(X, y, C, epsilon, dual, tol, passes, stream),
-                  lambda dual, mu: polish.svr_polish(X, y, C, epsilon, dual, mu, _finish_steps(mu)), beta,
+                  lambda dual, mu, gap: polish.svr_polish(X, y, C, epsilon, dual, mu, gap, _finish_budget(X)), beta,
                   max_iter, seed, initial_dual is not None)
 
 
@@ -314,8 +339,8 @@ def crammer_singer_dual(features, y, C, *, n_classes=None, cost=None, tol=1e-8, 
     problem of scikit-learn's ``LinearSVC(multi_class="crammer_singer", fit_intercept=False)``.
 
     Solved by the sequential dual method (Keerthi et al. 2008): each row's sub-problem
-    exactly (a projection onto the scaled simplex, by sorting), rows in a random order
-    drawn from ``seed``, until the relative duality gap is at most ``tol``.
+    exactly (a projection onto the scaled simplex, by sorting), with the active-set
+    finish of the module docstring, until the relative duality gap is at most ``tol``.
 
     Parameters
     ----------
@@ -345,5 +370,6 @@ def crammer_singer_dual(features, y, C, *, n_classes=None, cost=None, tol=1e-8, 
         omega = _project_rows(omega, C)
     return _drive(
         lambda dual, passes, stream: dual_kernels.crammer_singer_cd(X, labels, C, cost, dual, tol, passes, stream),
-        lambda dual, mu: polish.crammer_singer_polish(X, labels, C, cost, dual, mu, _finish_steps(mu)), omega,
+        lambda dual, mu, gap: polish.crammer_singer_polish(X, labels, C, cost, dual, mu, gap,
+                                                           _finish_budget(X, n_classes)), omega,
         max_iter, seed, initial_dual is not None)

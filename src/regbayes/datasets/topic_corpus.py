@@ -1,4 +1,5 @@
-"""Labelled document corpus from the LDA + max-margin generative model of MedLDA.
+"""Document corpora from the generative models of MedLDA: labelled (LDA + max-margin
+labels) and with a real response (supervised-LDA regression).
 
 Paper 000, section 4.1.1 (Fig. 2): topics ``phi_k ~ Dir(beta)`` over ``n_words`` words;
 for each document ``theta_d ~ Dir(alpha)``, a length ``N_d ~ 1 + Poisson(doc_length - 1)``,
@@ -11,9 +12,20 @@ pseudo-likelihood of the average topic assignment ``zbar_d``, normalised over th
 
 (eq. 20 with the Crammer–Singer discriminant of eq. 16). Large ``c`` makes labels nearly a
 deterministic function of ``zbar_d``.
+
+:func:`make_topic_regression_corpus` draws the same LDA documents with a real response on
+``zbar_d`` (paper 002, Appendix B: MedLDA regression predicts ``y_d`` by ``eta^T zbar_d``)::
+
+    y_d = eta^T zbar_d + b + noise_d,   eta ~ N(0, nu^2 I_K),   noise_d ~ N(0, sigma^2)
+
+and returns ``zbar_d`` itself, so that the generator's own predictions ``eta^T zbar_d + b``
+give a reference R^2 (an upper reference: they use the true assignments, which a model of
+the words can only infer).
 """
 
 from __future__ import annotations
+
+from typing import NamedTuple
 
 import numpy as np
 import scipy.sparse as sp
@@ -21,7 +33,7 @@ import scipy.sparse as sp
 from ..rng import check_generator
 from ..validation import check_int, check_real
 
-__all__ = ["make_topic_corpus"]
+__all__ = ["TopicRegressionCorpus", "make_topic_corpus", "make_topic_regression_corpus"]
 
 
 def _label_probabilities(zbar, coef, c, margin):
@@ -37,6 +49,32 @@ def _label_probabilities(zbar, coef, c, margin):
     log_psi -= log_psi.max(axis=1, keepdims=True)
     p = np.exp(log_psi)
     return p / p.sum(axis=1, keepdims=True)
+
+
+def _lda_documents(rng, topic_word, n_docs, doc_length, alpha):
+    """LDA documents under the topics ``topic_word`` (K, V): ``theta_d ~ Dir(alpha)``,
+    ``N_d ~ 1 + Poisson(doc_length - 1)``, ``n_d ~ Mult(N_d, theta_d)`` and each token's word
+    by inverse CDF of its topic's phi (draw order: theta, lengths, topic counts, words).
+    Returns the CSR counts (D, V), theta (D, K) and the average assignments ``zbar_d = n_d / N_d``."""
+    n_topics, n_words = topic_word.shape
+    doc_topic = rng.dirichlet(np.full(n_topics, alpha), size=n_docs)
+    lengths = 1 + rng.poisson(doc_length - 1.0, size=n_docs)
+    topic_counts = rng.multinomial(lengths, doc_topic)  # (D, K): n_dk
+
+    # words: token topics in document order, each word by inverse-CDF of its topic's phi
+    token_doc = np.repeat(np.arange(n_docs), lengths)
+    token_topic = np.repeat(np.tile(np.arange(n_topics), n_docs), topic_counts.ravel())
+    uniforms = rng.uniform(size=token_topic.shape[0])
+    cdf = np.cumsum(topic_word, axis=1)
+    token_word = np.empty(token_topic.shape[0], dtype=np.int64)
+    for k in range(n_topics):
+        at_k = token_topic == k
+        token_word[at_k] = np.minimum(np.searchsorted(cdf[k], uniforms[at_k] * cdf[k, -1], side="right"), n_words - 1)
+    X = sp.csr_matrix(
+        (np.ones(token_word.shape[0], dtype=np.int64), (token_doc, token_word)), shape=(n_docs, n_words)
+    )
+    X.sum_duplicates()
+    return X, doc_topic, topic_counts / lengths[:, None]
 
 
 def make_topic_corpus(
@@ -100,28 +138,90 @@ def make_topic_corpus(
 
     topic_word = rng.dirichlet(np.full(n_words, beta), size=n_topics)
     coef = rng.normal(0.0, prior_scale, size=(1 if n_classes == 2 else n_classes, n_topics))
-    doc_topic = rng.dirichlet(np.full(n_topics, alpha), size=n_docs)
-    lengths = 1 + rng.poisson(doc_length - 1.0, size=n_docs)
-    topic_counts = rng.multinomial(lengths, doc_topic)  # (D, K): n_dk
-
-    # words: token topics in document order, each word by inverse-CDF of its topic's phi
-    token_doc = np.repeat(np.arange(n_docs), lengths)
-    token_topic = np.repeat(np.tile(np.arange(n_topics), n_docs), topic_counts.ravel())
-    uniforms = rng.uniform(size=token_topic.shape[0])
-    cdf = np.cumsum(topic_word, axis=1)
-    token_word = np.empty(token_topic.shape[0], dtype=np.int64)
-    for k in range(n_topics):
-        at_k = token_topic == k
-        token_word[at_k] = np.minimum(np.searchsorted(cdf[k], uniforms[at_k] * cdf[k, -1], side="right"), n_words - 1)
-    X = sp.csr_matrix(
-        (np.ones(token_word.shape[0], dtype=np.int64), (token_doc, token_word)), shape=(n_docs, n_words)
-    )
-    X.sum_duplicates()
-
-    zbar = topic_counts / lengths[:, None]
+    X, doc_topic, zbar = _lda_documents(rng, topic_word, n_docs, doc_length, alpha)
     probs = _label_probabilities(zbar, coef, C, margin)
     u = rng.uniform(size=(n_docs, 1))
     y = np.minimum((u > np.cumsum(probs, axis=1)).sum(axis=1), n_classes - 1).astype(np.int64)
     if return_coef:
         return X, y, topic_word, doc_topic, coef
     return X, y, topic_word, doc_topic
+
+
+class TopicRegressionCorpus(NamedTuple):
+    """What :func:`make_topic_regression_corpus` returns (a tuple with names).
+
+    X : scipy.sparse.csr_matrix (n_docs, n_words) of int64 word counts
+    y : ndarray (n_docs,) real responses
+    topic_word : ndarray (n_topics, n_words), rows sum to 1 (phi)
+    doc_topic : ndarray (n_docs, n_topics), rows sum to 1 (theta)
+    coef : ndarray (n_topics,), eta
+    intercept : float, b
+    zbar : ndarray (n_docs, n_topics), the average topic assignments the responses were drawn on
+    """
+
+    X: sp.csr_matrix
+    y: np.ndarray
+    topic_word: np.ndarray
+    doc_topic: np.ndarray
+    coef: np.ndarray
+    intercept: float
+    zbar: np.ndarray
+
+    def oracle_predictions(self):
+        """The generator's own predictions ``eta^T zbar_d + b`` (noise-free responses)."""
+        return self.zbar @ self.coef + self.intercept
+
+
+def make_topic_regression_corpus(
+    n_docs: int = 1000,
+    n_topics: int = 10,
+    n_words: int = 500,
+    doc_length: float = 100.0,
+    alpha: float = 0.1,
+    beta: float = 0.05,
+    prior_scale: float = 1.0,
+    intercept: float = 0.0,
+    noise: float = 0.1,
+    random_state=None,
+) -> TopicRegressionCorpus:
+    """Draw a corpus with real responses from supervised-LDA regression (module docstring).
+
+    Parameters
+    ----------
+    n_docs, n_topics, n_words : int
+        D, K (>= 2) and the vocabulary size V (>= 2).
+    doc_length : float >= 1
+        Mean document length; lengths are ``1 + Poisson(doc_length - 1)`` (never empty).
+    alpha, beta : float > 0
+        Symmetric Dirichlet parameters of theta_d and phi_k.
+    prior_scale : float > 0
+        nu: the regression weights are ``eta ~ N(0, nu^2 I_K)``.
+    intercept : float
+        b, added to every response.
+    noise : float >= 0
+        sigma, standard deviation of the Gaussian noise on the responses.
+    random_state : None, int or np.random.Generator
+        Draw order: topics, regression weights, theta, lengths, topic assignments, words,
+        noise.
+
+    Returns
+    -------
+    TopicRegressionCorpus ``(X, y, topic_word, doc_topic, coef, intercept, zbar)``; its
+    ``oracle_predictions()`` are ``zbar @ coef + intercept``.
+    """
+    n_docs = check_int("n_docs", n_docs)
+    n_topics = check_int("n_topics", n_topics, 2)
+    n_words = check_int("n_words", n_words, 2)
+    doc_length = check_real("doc_length", doc_length, low=1.0)
+    alpha = check_real("alpha", alpha, low=0.0, low_inclusive=False)
+    beta = check_real("beta", beta, low=0.0, low_inclusive=False)
+    prior_scale = check_real("prior_scale", prior_scale, low=0.0, low_inclusive=False)
+    intercept = check_real("intercept", intercept)
+    noise = check_real("noise", noise, low=0.0)
+    rng = check_generator(random_state)
+
+    topic_word = rng.dirichlet(np.full(n_words, beta), size=n_topics)
+    coef = rng.normal(0.0, prior_scale, size=n_topics)
+    X, doc_topic, zbar = _lda_documents(rng, topic_word, n_docs, doc_length, alpha)
+    y = zbar @ coef + intercept + noise * rng.standard_normal(n_docs)
+    return TopicRegressionCorpus(X, y, topic_word, doc_topic, coef, intercept, zbar)

@@ -1,4 +1,4 @@
-"""Reproductions of the papers' experiments (paper 000 Sections 5.1-5.3, paper 001).
+"""Reproductions of the papers' experiments (paper 000 Sections 5.1-5.3, paper 001, paper 002 Section 5).
 
 Each module has ``run(out_dir, **options) -> dict`` that writes ``<name>.png``,
 ``<name>.json`` (the numbers) and ``results.md`` (a markdown table) into ``out_dir`` and
@@ -15,13 +15,34 @@ applies), ``quick`` (small and fast), ``seed``, ``progress`` (progress bars).
 * ``isvm-table2`` -- paper 000 Table 2: Gibbs iSVM, eta-step by Gibbs DA vs SSGNHT
 * ``medlda-fig8`` -- MedLDA accuracy vs documents processed and wall time (paper 000, Fig. 8)
 * ``medlda-topics`` -- per-class topic proportions and salient topics' words (Fig. 9, Table 1)
+* ``ilsvm-table1`` -- paper 002 Table 1: iLSVM vs IBP+SVM vs LinearSVC on multi-view data
+* ``mtilsvm-table2`` -- paper 002 Table 2: MT-iLSVM on multi-label Yeast
+* ``mtilsvm-fig7`` / ``-fig8`` / ``-fig9`` -- paper 002: multi-task regression (School-type data),
+  sensitivity to alpha and C, training size and time
 * ``demo`` -- a short tour on breast cancer (not a paper figure)
 
 :mod:`.bench` (``regbayes bench``) is not an experiment: it times the samplers on this machine.
 """
 from __future__ import annotations
 
-from . import demo, fig4, fig5, fig6, fig7, isvm_table2, medlda_fig8, medlda_topics, sva_clusters, sva_table1, sva_table2
+from . import (
+    demo,
+    fig4,
+    fig5,
+    fig6,
+    fig7,
+    ilsvm_table1,
+    isvm_table2,
+    medlda_fig8,
+    medlda_topics,
+    mtilsvm_fig7,
+    mtilsvm_fig8,
+    mtilsvm_fig9,
+    mtilsvm_table2,
+    sva_clusters,
+    sva_table1,
+    sva_table2,
+)
 
 EXPERIMENTS = {
     "fig4": fig4,
@@ -34,6 +55,11 @@ EXPERIMENTS = {
     "isvm-table2": isvm_table2,
     "medlda-fig8": medlda_fig8,
     "medlda-topics": medlda_topics,
+    "ilsvm-table1": ilsvm_table1,
+    "mtilsvm-table2": mtilsvm_table2,
+    "mtilsvm-fig7": mtilsvm_fig7,
+    "mtilsvm-fig8": mtilsvm_fig8,
+    "mtilsvm-fig9": mtilsvm_fig9,
     "demo": demo,
 }
 

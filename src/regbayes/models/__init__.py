@@ -6,5 +6,8 @@ from .ilsvm import InfiniteLatentSVC
 from .isvm import InfiniteSVC
 from .m2dpm import M2DPM
 from .medlda import MedLDA
+from .medlda_regressor import MedLDARegressor
+from .mt_ilsvm import MultiTaskInfiniteLatentSVC, MultiTaskInfiniteLatentSVR
 
-__all__ = ["BayesianSVC", "DPMeansSVC", "IBPFeatures", "InfiniteLatentSVC", "InfiniteSVC", "M2DPM", "MedLDA"]
+__all__ = ["BayesianSVC", "DPMeansSVC", "IBPFeatures", "InfiniteLatentSVC", "InfiniteSVC", "M2DPM", "MedLDA", "MedLDARegressor",
+           "MultiTaskInfiniteLatentSVC", "MultiTaskInfiniteLatentSVR"]

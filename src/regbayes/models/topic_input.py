@@ -1,6 +1,7 @@
 """Word-count input of the topic-model estimators: a document-term count matrix (dense or
 scipy.sparse) or raw texts turned into counts by a ``CountVectorizer``; empty documents
-dropped from training with a warning."""
+dropped from training with a warning. Targets are class labels (``MedLDA``) or finite real
+responses (``MedLDARegressor``)."""
 from __future__ import annotations
 
 import warnings
@@ -40,15 +41,20 @@ class CountInputMixin:
         X = validate_data(self, X, accept_sparse="csr", dtype="numeric", reset=fit, ensure_all_finite=False)
         return check_counts(X, type(self).__name__)
 
-    def _training_documents(self, X, y):
-        """Counts and labels with the empty documents dropped (with a warning)."""
+    def _training_documents(self, X, y, responses=False):
+        """Counts and labels with the empty documents dropped (with a warning); with
+        ``responses``, y must be finite real numbers and comes back as float64 (a copy)."""
         if y is None:
             raise ValueError(f"{type(self).__name__} requires y to be passed, but the target y is None")
         counts = self._counts(X, fit=True)
         y = column_or_1d(y, warn=True)
         if y.shape[0] != counts.shape[0]:
-            raise ValueError(f"X has {counts.shape[0]} documents but y has {y.shape[0]} labels")
-        check_classification_targets(y)
+            noun = "responses" if responses else "labels"
+            raise ValueError(f"X has {counts.shape[0]} documents but y has {y.shape[0]} {noun}")
+        if responses:
+            y = _real_responses(y, type(self).__name__)
+        else:
+            check_classification_targets(y)
         if counts.shape[1] == 0:
             raise ValueError("empty vocabulary: X has no columns (no words)")
         empty = np.asarray(counts.sum(axis=1)).ravel() == 0
@@ -60,3 +66,14 @@ class CountInputMixin:
             )
             counts, y = counts[~empty], y[~empty]
         return counts, y
+
+
+def _real_responses(y, model):
+    """y as a float64 copy; refuses non-numeric or non-finite responses, naming ``model``."""
+    try:
+        y = np.array(y, dtype=np.float64)
+    except (TypeError, ValueError) as exc:
+        raise ValueError(f"y must hold real numbers (the responses {model} regresses on), got dtype {y.dtype}") from exc
+    if not np.all(np.isfinite(y)):
+        raise ValueError(f"y contains NaN or infinity; {model} needs finite real responses")
+    return y

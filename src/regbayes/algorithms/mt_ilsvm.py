@@ -1,0 +1,319 @@
+"""MT-iLSVM (paper 002, section 4.4, Appendix D.1, Algorithm 2) on the algorithm protocol.
+
+The model: a shared binary projection ``Z`` (D x K) with the IBP prior and the likelihood
+of :mod:`regbayes.potentials.ibp_projection`; per task ``m`` a classifier
+``eta_m ~ N(0, I)`` with ``q(eta_m) = N(mu_m, I)`` on the features ``psi^T x`` (with
+``include_inputs`` also on ``x``, the paper's "^f" variant, footnote 8; with an intercept a
+constant feature ``s``), so that ``f_m(x) = E[eta_m]^T [psi^T x; x; s]``. The intercept and
+the raw inputs are features of the classifier only: they do not enter the ``Z`` update.
+
+One :func:`mt_step` is one outer iteration of Algorithm 2:
+
+1. the mean-field phase (lines 5-9), jitted as one ``lax.while_loop``: sticks (eq. 26),
+   loadings (eq. 25, the joint maximum), features (eq. 27, a coordinate sweep over k),
+   until the relative change of the phase's objective is below ``inner_tol`` or after
+   ``n_inner`` sweeps. The phase's objective is the ELBO of the latent-feature model plus
+   the linear margin term of the Lagrangian with the dual variables and ``mu`` of the last
+   dual step fixed; each block update maximises it exactly, so it never decreases;
+2. the dual step (lines 10-12): per task, on the features of the task's rows,
+
+   * classification, the hinge loss (Lemma 9, eq. 28):
+     ``max sum_n omega_mn - ||mu_m||^2 / 2``, ``0 <= omega_mn <= C``,
+     ``mu_m = sum_n y_mn omega_mn psi^T x_n`` (:func:`regbayes.core.duals.binary_svm_dual`);
+   * regression, the epsilon-insensitive loss ``C max(0, |f_m(x_n) - y_mn| - eps)``
+     (derived as Appendix B derives MedLDA regression): its conjugate is Lemma 11's
+     ``g2*(beta; y, eps) = beta y + eps |beta| + I(|beta| <= C)``, so Theorem 6 gives
+     ``q(eta_m) ∝ p(eta_m) exp(sum_n beta_mn eta_m^T psi^T x_n)`` with ``beta = omega - omega*``
+     maximising ``sum_n (beta_mn y_mn - eps |beta_mn|) - ||mu_m||^2 / 2``, ``|beta_mn| <= C``,
+     ``mu_m = sum_n beta_mn psi^T x_n`` (:func:`regbayes.core.duals.svr_dual`);
+
+   each warm-started from the previous outer iteration's dual variables. The next
+   phase's margin term in the logit of ``psi_dk`` is ``sum_{m,n} c_mn mu_mk x_nd`` with
+   ``c_mn = y_mn omega_mn`` (classification; eq. 27 as printed omits ``omega``) or
+   ``c_mn = omega_mn - omega*_mn`` (regression);
+3. optionally (``estimate_variances``) eqs. 29 and 30 (line 13).
+
+Tasks are given as the rows that carry a label of each task (every row, for a
+label-indicator matrix; the rows of one task index otherwise). Solving each task's dual on
+its own rows is the dual over all rows with ``C_n = 0`` for the other rows, without
+their cost.
+
+``info`` records the ELBO (the latent-feature model's, less ``KL(q(eta) || p(eta)) =
+sum_m ||mu_m||^2 / 2``), the risk (``C`` times the summed hinge or epsilon-insensitive
+losses), the RegBayes objective ``-ELBO + risk`` that the driver's ``tol`` watches, the
+largest relative duality gap of the tasks' duals, the number of active features and the
+sweeps of the phase. With ``joint=False`` the phases have no margin term: the
+decoupled MT-IBP+SVM of footnote 17, ``Z`` inferred by the IBP factor model alone and one
+SVM per task on ``psi^T x``.
+
+Precision: the mean-field math runs in float64 (inside :func:`regbayes.precision.enable_x64`).
+The expected log-likelihood is a difference of sums over all N x D entries
+(``x.x - 2 x^T psi Phi + E[w^T U w]``) that cancel to a small residual when the features fit
+well, and both loops stop on relative changes of 1e-3 and 1e-4 of objectives of that size;
+float32's rounding of those sums is of the order of the changes watched.
+"""
+from __future__ import annotations
+
+from functools import partial
+from typing import NamedTuple
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+from ..core.duals import binary_svm_dual, svr_dual
+from ..potentials import ibp_projection as proj
+from ..potentials import ibp_sticks as sticks
+from ..precision import enable_x64
+
+#: A feature (column of ``psi``) is active when its mean activation ``mean_d psi_dk``
+#: exceeds this.
+ACTIVE_THRESHOLD = 0.01
+
+#: With ``estimate_variances``, eq. 30's ``lambda_n^2`` is kept above this fraction of the
+#: mean squared input entry.
+NOISE_FLOOR = 1e-3
+
+LOSSES = ("hinge", "epsilon_insensitive")
+
+
+class MTData(NamedTuple):
+    """The step's data and constants; build with :func:`mt_data`."""
+
+    X: np.ndarray  # (N, D) float64 inputs
+    task_rows: tuple  # per task, the (N_m,) rows that carry its label
+    targets: tuple  # per task, (N_m,) labels +-1 (hinge) or real targets (epsilon-insensitive)
+    loss: str
+    C: float
+    epsilon: float
+    alpha: float
+    n_inner: int
+    inner_tol: float
+    joint: bool
+    include_inputs: bool
+    intercept_scaling: float  # the constant feature s; 0 for none
+    estimate_variances: bool
+    noise_floor: float
+    dual_tol: float
+    dual_max_iter: int
+
+
+class MTState(NamedTuple):
+    gamma: jax.Array  # (K, 2) q(nu_k) = Beta(gamma_k1, gamma_k2)
+    psi: jax.Array  # (D, K) q(z_dk) = Bernoulli(psi_dk)
+    phi: jax.Array  # (N, K) means of q(w_n)
+    sigma2: jax.Array  # (N,) variances of q(w_n)
+    noise_variance: jax.Array  # (N,) lambda_n^2
+    loading_variance: jax.Array  # () sigma_0^2
+    coef: np.ndarray  # (M, P) E[eta_m] over the classifier features
+    duals: tuple  # per task, the (N_m,) dual variables (omega, or omega - omega*)
+
+
+class MTInfo(NamedTuple):
+    objective: float  # -elbo + risk after the iteration
+    elbo: float
+    risk: float
+    duality_gap: float  # largest relative gap of the tasks' duals
+    dual_converged: bool
+    n_active: int
+    inner_iterations: int
+
+
+def mt_data(X, task_rows, targets, *, loss="hinge", C=1.0, epsilon=0.0, alpha=1.0, n_inner=10, inner_tol=1e-3,
+            joint=True, include_inputs=False, intercept_scaling=0.0, estimate_variances=False, dual_tol=1e-3,
+            dual_max_iter=1000) -> MTData:
+    """Pack the data: ``X`` (N, D); ``task_rows[m]`` the rows with a label of task m and
+    ``targets[m]`` those labels (+-1 for ``loss="hinge"``, reals for ``"epsilon_insensitive"``)."""
+    if loss not in LOSSES:
+        raise ValueError(f"unknown loss {loss!r}; choose one of {LOSSES}")
+    X = np.ascontiguousarray(X, dtype=np.float64)
+    rows = tuple(np.asarray(r, dtype=np.int64) for r in task_rows)
+    targets = tuple(np.asarray(t, dtype=np.float64) for t in targets)
+    if len(rows) != len(targets) or any(r.shape != t.shape for r, t in zip(rows, targets)):
+        raise ValueError("task_rows and targets must hold one array of the same length per task")
+    floor = NOISE_FLOOR * float(np.mean(X * X)) if X.size else NOISE_FLOOR
+    return MTData(X, rows, targets, loss, float(C), float(epsilon), float(alpha), int(n_inner), float(inner_tol),
+                  bool(joint), bool(include_inputs), float(intercept_scaling), bool(estimate_variances),
+                  max(floor, 1e-12), float(dual_tol), int(dual_max_iter))
+
+
+def n_classifier_features(n_inputs: int, truncation: int, include_inputs: bool, intercept: bool) -> int:
+    """P, the length of each ``E[eta_m]``: K latent features, then D inputs, then the constant."""
+    return truncation + (n_inputs if include_inputs else 0) + (1 if intercept else 0)
+
+
+def mt_init(seed: int, data: MTData, truncation: int, noise_variance, loading_variance) -> MTState:
+    """Algorithm 2, line 3: ``gamma = (alpha, 1)``, ``psi_dk = 0.5 + e`` with
+    ``e ~ N(0, 0.001)`` (variance 0.001, drawn from ``seed``; clipped into (0, 1)),
+    ``Phi = 0``, ``sigma_n^2 = sigma_0^2``, ``mu = 0`` and zero dual variables (so the first
+    phase has no margin term). ``noise_variance`` is ``lambda_n^2``, a scalar or (N,)."""
+    N, D = data.X.shape
+    K = int(truncation)
+    rng = np.random.default_rng(int(seed))
+    psi = np.clip(0.5 + np.sqrt(1e-3) * rng.standard_normal((D, K)), 1e-3, 1.0 - 1e-3)
+    noise = np.broadcast_to(np.asarray(noise_variance, dtype=np.float64), (N,)).copy()
+    P = n_classifier_features(D, K, data.include_inputs, data.intercept_scaling > 0)
+    with enable_x64():
+        return MTState(
+            gamma=jnp.asarray(sticks.initial_sticks(K, data.alpha, jnp.float64)),
+            psi=jnp.asarray(psi),
+            phi=jnp.zeros((N, K)),
+            sigma2=jnp.full((N,), float(loading_variance)),
+            noise_variance=jnp.asarray(noise),
+            loading_variance=jnp.asarray(float(loading_variance)),
+            coef=np.zeros((len(data.task_rows), P)),
+            duals=tuple(np.zeros(len(r)) for r in data.task_rows),
+        )
+
+
+# ---------------------------------------------------------------- the mean-field phase (JAX)
+def phase_objective(X, psi, gamma, phi, sigma2, noise_variance, loading_variance, alpha, margin):
+    """The phase's objective: the latent-feature ELBO plus ``sum_dk psi_dk margin_dk``, the
+    linear margin term of the Lagrangian with ``omega`` and ``mu`` fixed (``margin = X^T V``)."""
+    elbo = proj.latent_elbo(X, psi, gamma, proj.Loadings(phi, sigma2), alpha, noise_variance, loading_variance)
+    return elbo + jnp.sum(psi * margin)
+
+
+def mean_field_sweep(X, psi, gamma, noise_variance, loading_variance, alpha, margin):
+    """One sweep of lines 6-8 of Algorithm 2: sticks (eq. 26, with the tight ``q`` of eq. 24),
+    loadings (eq. 25), then the features column by column (eq. 27, with ``margin`` added to
+    the logit). Returns ``(psi, gamma, phi, sigma2)``; each block is an exact maximum of
+    :func:`phase_objective`."""
+    D = X.shape[1]
+    gamma = sticks.update_sticks(jnp.sum(psi, axis=0), D, alpha, sticks.stick_bound(gamma).q)
+    loadings = proj.update_loadings(X, psi, noise_variance, loading_variance)
+    stats = proj.feature_stats(X, loadings, noise_variance)
+    extra = sticks.prior_logit(gamma, sticks.stick_bound(gamma))[None, :] + margin
+    psi = proj.update_features(psi, stats, extra)
+    return psi, gamma, loadings.phi, loadings.sigma2
+
+
+@jax.jit
+def mean_field_phase(X, V, psi, gamma, phi, sigma2, noise_variance, loading_variance, alpha, n_inner, inner_tol):
+    """Sweeps of :func:`mean_field_sweep` until the relative change of :func:`phase_objective`
+    between two sweeps is at most ``inner_tol`` (so at least two sweeps) or ``n_inner`` sweeps
+    have run (both traced: one program per shape). ``V`` (N, K) gives the margin term
+    ``X^T V``. Returns ``(psi, gamma, phi, sigma2, sweeps, objective)``; ``objective`` is
+    ``-inf`` when no sweep ran."""
+    margin = X.T @ V
+    objective = partial(phase_objective, X, noise_variance=noise_variance, loading_variance=loading_variance,
+                        alpha=alpha, margin=margin)
+    start = jnp.asarray(jnp.inf, dtype=X.dtype)  # the first change is measured after the second sweep
+
+    def cond(carry):
+        i, previous, current = carry[:3]
+        moving = jnp.abs(current - previous) > inner_tol * jnp.abs(previous)
+        return (i < n_inner) & ((i < 2) | moving)
+
+    def body(carry):
+        i, _, current, psi, gamma, phi, sigma2 = carry
+        psi, gamma, phi, sigma2 = mean_field_sweep(X, psi, gamma, noise_variance, loading_variance, alpha, margin)
+        return i + 1, current, objective(psi, gamma, phi, sigma2), psi, gamma, phi, sigma2
+
+    i, _, value, psi, gamma, phi, sigma2 = jax.lax.while_loop(
+        cond, body, (jnp.asarray(0), start, -start, psi, gamma, phi, sigma2))
+    return psi, gamma, phi, sigma2, i, value
+
+
+@jax.jit
+def _finish(X, psi, gamma, phi, sigma2, noise_variance, loading_variance, alpha, noise_floor):
+    """Line 13 (eqs. 29, 30), then the latent-feature ELBO."""
+    loadings = proj.Loadings(phi, sigma2)
+    noise_variance = proj.update_noise_variance(X, psi, loadings, noise_floor)
+    loading_variance = proj.update_loading_variance(loadings)
+    elbo = proj.latent_elbo(X, psi, gamma, loadings, alpha, noise_variance, loading_variance)
+    return noise_variance, loading_variance, elbo
+
+
+# ---------------------------------------------------------------- the dual step (host)
+def classifier_features(X, psi, include_inputs: bool, intercept_scaling: float) -> np.ndarray:
+    """``[X psi, X (with include_inputs), s (with an intercept)]``: row n is the feature
+    vector of ``x_n`` for every task's classifier; ``f_m(x_n) = features[n] @ coef[m]``."""
+    X = np.asarray(X, dtype=np.float64)
+    blocks = [X @ np.asarray(psi, dtype=np.float64)]
+    if include_inputs:
+        blocks.append(X)
+    if intercept_scaling > 0:
+        blocks.append(np.full((X.shape[0], 1), intercept_scaling))
+    return np.hstack(blocks) if len(blocks) > 1 else blocks[0]
+
+
+def margin_directions(state: MTState, data: MTData) -> np.ndarray:
+    """``V`` (N, K) with ``V_n = sum_m c_mn mu_m[:K]``: the margin term of eq. 27 is
+    ``X^T V`` (zero with ``joint=False``)."""
+    N = data.X.shape[0]
+    K = state.psi.shape[1]
+    V = np.zeros((N, K))
+    if not data.joint:
+        return V
+    for m, (rows, target) in enumerate(zip(data.task_rows, data.targets)):
+        weight = state.duals[m] * target if data.loss == "hinge" else state.duals[m]
+        np.add.at(V, rows, weight[:, None] * state.coef[m, :K][None, :])
+    return V
+
+
+def solve_duals(features, data: MTData, previous: tuple, seed: int):
+    """The per-task duals (eq. 28 or Lemma 11's), warm-started from ``previous``. Returns
+    ``(coef (M, P), duals, summed primal objectives, largest relative gap, all converged)``."""
+    coef = np.zeros((len(data.task_rows), features.shape[1]))
+    duals, primal, gap, converged = [], 0.0, 0.0, True
+    for m, (rows, target) in enumerate(zip(data.task_rows, data.targets)):
+        F = features[rows]
+        if data.loss == "hinge":
+            sol = binary_svm_dual(F, target, data.C, tol=data.dual_tol, max_iter=data.dual_max_iter,
+                                  initial_dual=previous[m], seed=seed)
+        else:
+            sol = svr_dual(F, target, data.C, data.epsilon, tol=data.dual_tol, max_iter=data.dual_max_iter,
+                           initial_dual=previous[m], seed=seed)
+        coef[m] = sol.coef
+        duals.append(sol.dual)
+        primal += sol.primal_objective
+        scale = max(abs(sol.primal_objective), abs(sol.dual_objective), 1e-300)
+        gap = max(gap, sol.gap / scale)
+        converged &= sol.converged
+    return coef, tuple(duals), primal, gap, converged
+
+
+def n_active(psi) -> int:
+    """Columns of ``psi`` whose mean activation exceeds :data:`ACTIVE_THRESHOLD`."""
+    return int(np.sum(np.mean(np.asarray(psi), axis=0) > ACTIVE_THRESHOLD))
+
+
+def mt_step(seed: int, state: MTState, data: MTData):
+    """One outer iteration of Algorithm 2 (module docstring); ``seed`` orders the dual
+    solvers' coordinate passes. The inputs are not modified."""
+    V = margin_directions(state, data)
+    with enable_x64():
+        X = jnp.asarray(data.X)
+        psi, gamma, phi, sigma2, sweeps, value = mean_field_phase(
+            X, jnp.asarray(V), state.psi, state.gamma, state.phi, state.sigma2, state.noise_variance,
+            state.loading_variance, data.alpha, data.n_inner, data.inner_tol)
+        features = classifier_features(data.X, psi, data.include_inputs, data.intercept_scaling)
+        coef, duals, primal, gap, converged = solve_duals(features, data, state.duals, seed)
+        if data.estimate_variances:
+            noise, loading, latent = _finish(X, psi, gamma, phi, sigma2, state.noise_variance, state.loading_variance,
+                                             data.alpha, data.noise_floor)
+        else:  # the phase's objective less its margin term
+            noise, loading = state.noise_variance, state.loading_variance
+            latent = float(value) - float(np.sum(np.asarray(psi) * (data.X.T @ V)))
+    kl_eta = 0.5 * float(np.sum(coef * coef))
+    elbo = float(latent) - kl_eta
+    risk = primal - kl_eta
+    new = MTState(gamma, psi, phi, sigma2, noise, loading, coef, duals)
+    return new, MTInfo(-elbo + risk, elbo, risk, gap, bool(converged), n_active(psi), int(sweeps))
+
+
+def mt_compile(state: MTState, data: MTData) -> None:
+    """Compile the phase and the closing step for the data's shapes (no sweep is run)."""
+    with enable_x64():
+        X = jnp.asarray(data.X)
+        mean_field_phase(X, jnp.zeros(state.phi.shape), state.psi, state.gamma, state.phi, state.sigma2,
+                         state.noise_variance, state.loading_variance, data.alpha, 0, data.inner_tol)
+        if data.estimate_variances:
+            _finish(X, state.psi, state.gamma, state.phi, state.sigma2, state.noise_variance, state.loading_variance,
+                    data.alpha, data.noise_floor)
+
+
+def decision_values(X, psi, coef, include_inputs: bool, intercept_scaling: float) -> np.ndarray:
+    """``f_m(x_n)`` for every row and task, (N, M)."""
+    return classifier_features(X, psi, include_inputs, intercept_scaling) @ np.asarray(coef).T

@@ -1,0 +1,418 @@
+"""``MultiTaskInfiniteLatentSVC`` and ``MultiTaskInfiniteLatentSVR``: MT-iLSVM (paper 002,
+sections 4.3-4.4, Appendix D.1, Algorithm 2) and its regression form.
+
+Several tasks share a binary projection ``Z`` (D x K, truncation K) with an IBP prior; task m
+predicts with ``f_m(x) = E[eta_m]^T psi^T x`` (``psi = E[Z]``), plus ``beta_m^T x`` with
+``include_inputs=True`` (the paper's "^f" variant) and an intercept with ``fit_intercept``.
+The model math is :mod:`regbayes.potentials.ibp_projection`, one outer iteration of
+Algorithm 2 is :func:`regbayes.algorithms.mt_ilsvm.mt_step`, run by the driver
+(:func:`regbayes.inference.run`) until the RegBayes objective ``-ELBO + risk`` changes by
+less than ``tol`` (relative). ``joint=False`` is the decoupled MT-IBP+SVM (footnote 17).
+
+Tasks come in two forms:
+
+* a label-indicator matrix ``Y`` (N x M of 0/1; multi-label data): task m's labels are
+  ``Y[:, m]`` as -1/+1 and every row carries a label of every task; ``predict`` returns the
+  indicator matrix;
+* a task index ``tasks`` (N,) with one label per row (School-type data):
+  ``fit(X, y, tasks=tasks)``, ``predict(X, tasks=tasks)``.
+
+A 1-D ``y`` without ``tasks`` is one task. Each row has one loading vector ``w_n``, so a
+row's likelihood is counted once however many tasks label it.
+
+Scale. The inputs are centred with the training means and divided by
+``feature_scale_ = sqrt(D) * std`` (the training standard deviation of each column; 1 for a
+constant column): every column has variance 1 / D, so a training row has expected squared
+norm 1. The likelihood ``N(Z w_n, lambda^2 I)`` has mean zero and one noise variance for
+all dimensions, hence the common scale; the 1 / D keeps the classifier features
+``psi^T x`` of order one whatever D, so that ``C`` means what it means for a linear SVM on
+normalised rows. ``noise_variance`` is in these units; None sets ``lambda^2`` as
+probabilistic PCA's maximum-likelihood noise variance with ``q = min(truncation, D // 2)``
+factors (Tipping and Bishop 1999): the mean of the ``D - q`` smallest eigenvalues of the
+covariance of the scaled training inputs, at least 1e-3 / D. The intercept is a
+constant feature of value 1 of every classifier (prior ``N(0, 1)`` on its weight like the
+other weights); it does not enter the ``Z`` update. The regressor removes each task's
+training mean from its targets and divides by ``target_scale_``, the standard deviation of
+the centred targets, and adds both back in ``predict``: task means are fitted exactly,
+unregularised, and ``epsilon`` and ``C`` refer to standardised targets.
+
+New rows (inductive): ``psi`` is shared by all rows, so a new row's features are
+``psi^T x`` with no inference of its own (the paper's transductive variant also lets test
+rows shape ``q(Z)`` through the likelihood; this estimator does not).
+"""
+from __future__ import annotations
+
+from numbers import Integral, Real
+
+import numpy as np
+import scipy.sparse as sp
+from sklearn.base import ClassifierMixin, RegressorMixin, TransformerMixin
+from sklearn.metrics import accuracy_score, r2_score
+from sklearn.utils._param_validation import Interval
+from sklearn.utils.validation import check_is_fitted, column_or_1d, validate_data
+
+from ..algorithms.mt_ilsvm import (decision_values, mt_compile, mt_data, mt_init, mt_step)
+from ..inference import Algorithm, run
+from ..rng import host_seeds, key_from_seed
+from .base import RegBayesEstimator
+
+POSITIVE = Interval(Real, 0, None, closed="neither")
+NOISE_VARIANCE_FLOOR = 1e-3  # times the mean variance of a scaled input column, 1 / D
+DUAL_TOL = 1e-3  # relative duality gap of each task's dual (LinearSVC's default tolerance is of this order)
+DUAL_MAX_ITER = 1000
+
+
+def ppca_noise_variance(X, truncation: int) -> float:
+    """Probabilistic PCA's maximum-likelihood noise variance with ``q = min(truncation, D // 2)``
+    factors: the mean of the ``D - q`` smallest eigenvalues of the covariance of ``X``, at
+    least :data:`NOISE_VARIANCE_FLOOR` times the mean variance of a column."""
+    D = X.shape[1]
+    q = min(int(truncation), D // 2)
+    values = np.sort(np.linalg.eigvalsh(np.atleast_2d(np.cov(X, rowvar=False, bias=True))))
+    return max(float(np.mean(values[: D - q])), NOISE_VARIANCE_FLOOR * float(np.mean(values)), 1e-300)
+
+
+class _MultiTaskLatentBase(RegBayesEstimator):
+    """What the two estimators share: parameters, scaling, the run, features."""
+
+    _parameter_constraints: dict = {
+        "truncation": [Interval(Integral, 1, None, closed="left")],
+        "alpha": [POSITIVE],
+        "C": [POSITIVE],
+        "n_iter": [Interval(Integral, 1, None, closed="left")],
+        "n_inner": [Interval(Integral, 1, None, closed="left")],
+        "tol": [POSITIVE],
+        "inner_tol": [POSITIVE],
+        "noise_variance": [POSITIVE, None],
+        "loading_variance": [POSITIVE],
+        "estimate_variances": ["boolean"],
+        "include_inputs": ["boolean"],
+        "fit_intercept": ["boolean"],
+        "joint": ["boolean"],
+        "random_state": ["random_state"],
+        "progress": ["boolean"],
+    }
+    _loss = "hinge"
+
+    def _check_X(self, X, reset: bool):
+        X = validate_data(self, X, reset=reset, accept_sparse=["csr", "csc", "coo"], dtype=np.float64)
+        if sp.issparse(X):
+            X = X.toarray()
+        return X
+
+    def _scale(self, X):
+        return (X - self.feature_mean_) / self.feature_scale_  # a new array: the user's X is not changed
+
+    def _fit_tasks(self, X, task_rows, targets):
+        """Scale, run Algorithm 2, store the fitted attributes."""
+        mean = X.mean(axis=0)
+        scale = X.std(axis=0)
+        scale[scale == 0] = 1.0
+        scale = scale * np.sqrt(X.shape[1])
+        self._store_settings(feature_mean=mean, feature_scale=scale)
+        Xs = self._scale(X)
+        lam2 = ppca_noise_variance(Xs, self.truncation) if self.noise_variance is None else float(self.noise_variance)
+        data = mt_data(Xs, task_rows, targets, loss=self._loss, C=self.C, epsilon=getattr(self, "epsilon", 0.0),
+                       alpha=self.alpha, n_inner=self.n_inner, inner_tol=self.inner_tol, joint=self.joint,
+                       include_inputs=self.include_inputs, intercept_scaling=1.0 if self.fit_intercept else 0.0,
+                       estimate_variances=self.estimate_variances, dual_tol=DUAL_TOL, dual_max_iter=DUAL_MAX_ITER)
+        init_seed, run_seed = host_seeds(self._fit_key(), 2)
+        state = mt_init(int(init_seed), data, self.truncation, lam2, self.loading_variance)
+        name = "MT-iLSVM" if self.joint else "MT-IBP+SVM"
+        result = run(Algorithm(mt_step, name, compile=mt_compile), state, data, key_from_seed(int(run_seed)),
+                     n_iter=self.n_iter, tol=self.tol, progress=self.progress)
+        state = result.state
+        trace = result.trace
+        self.components_ = np.asarray(state.psi).T.copy()  # (K, D): E[Z]^T
+        self.coef_ = np.asarray(state.coef).copy()
+        self.n_active_features_ = int(trace["n_active"][-1])
+        self.elbo_ = [float(v) for v in trace["elbo"]]
+        self.objective_ = [float(v) for v in trace["objective"]]
+        self.n_iter_ = result.n_iter
+        self.converged_ = bool(result.converged)
+        noise = np.asarray(state.noise_variance)
+        self._store_settings(noise_variance=float(noise[0]) if not self.estimate_variances else noise.copy(),
+                             loading_variance=float(state.loading_variance))
+        self.trace_ = {**{k: np.asarray(v) for k, v in trace.items()}, "wall_time": result.wall_time,
+                       "compile_seconds": result.compile_seconds, "sampling_seconds": result.sampling_seconds}
+        return self
+
+    def transform(self, X):
+        """The latent features ``psi^T x`` of every row (N, K), on the scaled inputs."""
+        check_is_fitted(self, "components_")
+        return self._scale(self._check_X(X, reset=False)) @ self.components_.T
+
+    def _all_decisions(self, X):
+        check_is_fitted(self, "coef_")
+        Xs = self._scale(self._check_X(X, reset=False))
+        return decision_values(Xs, self.components_.T, self.coef_, self.include_inputs, 1.0 if self.fit_intercept else 0.0)
+
+    def _task_codes(self, tasks, n_rows: int):
+        """Positions of ``tasks`` in ``tasks_`` (the task ids seen in fit)."""
+        if tasks is None:
+            raise ValueError("this model was fitted with a task index: pass tasks=... (one task id per row)")
+        tasks = np.asarray(tasks)
+        if tasks.shape != (n_rows,):
+            raise ValueError(f"tasks must have one entry per row of X ({n_rows}), got shape {tasks.shape}")
+        codes = np.searchsorted(self.tasks_, tasks)
+        codes = np.clip(codes, 0, len(self.tasks_) - 1)
+        unknown = self.tasks_[codes] != tasks
+        if unknown.any():
+            raise ValueError(f"tasks holds task ids not seen in fit, e.g. {tasks[unknown][0]!r}")
+        return codes
+
+    def _task_index(self, tasks, n_rows: int):
+        """Set ``tasks_`` from a task index and return the per-task row lists."""
+        tasks = np.asarray(tasks)
+        if tasks.ndim != 1 or tasks.shape[0] != n_rows:
+            raise ValueError(f"tasks must be a 1-D array with one task id per row of X ({n_rows} rows), got shape {tasks.shape}")
+        if tasks.dtype.kind == "f" and not np.all(np.isfinite(tasks)):
+            raise ValueError("tasks contains NaN or infinity")
+        self.tasks_, codes = np.unique(tasks, return_inverse=True)
+        return [np.flatnonzero(codes == m) for m in range(len(self.tasks_))]
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.input_tags.sparse = True
+        return tags
+
+
+def _check_y(y):
+    """``y`` as an array: None refused; an (N, 1) column raveled with a DataConversionWarning."""
+    if y is None:
+        raise ValueError("requires y to be passed, but the target y is None")
+    y = np.asarray(y)
+    if y.ndim == 2 and y.shape[1] == 1:
+        y = column_or_1d(y, warn=True)
+    return y
+
+
+def _check_finite_target(y):
+    if y.dtype.kind in "fc" and not np.all(np.isfinite(y)):
+        raise ValueError("y contains NaN or infinity")
+
+
+class MultiTaskInfiniteLatentSVC(ClassifierMixin, TransformerMixin, _MultiTaskLatentBase):
+    """MT-iLSVM: binary classification tasks that share IBP latent features (Algorithm 2).
+
+    Parameters
+    ----------
+    truncation : int, default=50
+        K, the number of columns of ``Z`` (the paper reports fewer than 50 in use).
+    alpha : float, default=1.0
+        Concentration of the IBP prior.
+    C : float, default=1.0
+        Weight of the hinge losses (``U^MT(xi) = C sum xi_mn``, eq. 28's box).
+    n_iter : int, default=20
+        Outer iterations at most (T' of Algorithm 2).
+    n_inner : int, default=10
+        Mean-field sweeps per outer iteration at most (T).
+    tol : float, default=1e-4
+        Stop when the RegBayes objective ``-ELBO + risk`` changes by less than this,
+        relative (tau'); otherwise warn with ConvergenceWarning after ``n_iter``.
+    inner_tol : float, default=1e-3
+        Relative change of the mean-field phase's objective that ends a phase (tau).
+    noise_variance : float or None, default=None
+        ``lambda^2`` of the likelihood on the scaled inputs (module docstring: each column
+        has variance 1 / D); None: probabilistic PCA's estimate.
+    loading_variance : float, default=1.0
+        ``sigma_0^2``, the prior variance of the loadings ``w_n``.
+    estimate_variances : bool, default=False
+        Run eqs. 29 and 30 after every dual step (``lambda_n^2`` per row, kept above 1e-3
+        of the mean squared scaled input).
+    include_inputs : bool, default=False
+        Classify on ``[psi^T x, x]`` (the "^f" variant) instead of ``psi^T x``.
+    fit_intercept : bool, default=True
+        Add a constant feature 1 to every classifier.
+    joint : bool, default=True
+        False: the decoupled MT-IBP+SVM (no margin term in the ``Z`` update).
+    random_state : None, int or RandomState
+        Seeds the initial ``psi`` (Algorithm 2, line 3) and the dual solvers' row orders.
+    progress : bool, default=False
+        Progress bar over outer iterations.
+
+    Attributes
+    ----------
+    classes_ : (2,) the labels (task-index and single-task forms)
+    n_tasks_ : int
+    tasks_ : (M,) the task ids (task-index form)
+    components_ : (K, D) ``psi^T = E[Z]^T`` on the scaled inputs
+    coef_ : (M, P) ``E[eta_m]`` over ``[psi^T x, x (include_inputs), 1 (fit_intercept)]``
+    n_active_features_ : int, columns of ``psi`` with mean activation above 0.01
+    elbo_, objective_ : per outer iteration
+    n_iter_, converged_, noise_variance_, loading_variance_, feature_mean_, feature_scale_
+    trace_ : dict of the per-iteration info (duality gap, inner sweeps, ...) and timings
+    """
+
+    def __init__(self, truncation=50, alpha=1.0, C=1.0, n_iter=20, n_inner=10, tol=1e-4, inner_tol=1e-3,
+                 noise_variance=None, loading_variance=1.0, estimate_variances=False, include_inputs=False,
+                 fit_intercept=True, joint=True, random_state=None, progress=False):
+        self.truncation = truncation
+        self.alpha = alpha
+        self.C = C
+        self.n_iter = n_iter
+        self.n_inner = n_inner
+        self.tol = tol
+        self.inner_tol = inner_tol
+        self.noise_variance = noise_variance
+        self.loading_variance = loading_variance
+        self.estimate_variances = estimate_variances
+        self.include_inputs = include_inputs
+        self.fit_intercept = fit_intercept
+        self.joint = joint
+        self.random_state = random_state
+        self.progress = progress
+
+    def fit(self, X, y, tasks=None):
+        """Fit on a label-indicator matrix ``y`` (N, M) of 0/1, or on labels ``y`` (N,) with
+        ``tasks`` (N,) (one task per row; two classes overall, both in every task)."""
+        self._validate_params()
+        X = self._check_X(X, reset=True)
+        y = _check_y(y)
+        if y.shape[:1] != X.shape[:1]:
+            raise ValueError(f"y has {y.shape[0] if y.ndim else 0} rows but X has {X.shape[0]}")
+        _check_finite_target(y)
+        if y.ndim == 2:
+            if tasks is not None:
+                raise ValueError("pass either a label-indicator matrix y (N, M) or labels y (N,) with tasks, not both")
+            rows, targets = self._indicator_tasks(y)
+        elif y.ndim == 1:
+            codes = self._encode_labels(y)
+            if len(self.classes_) != 2:
+                raise ValueError(f"Only binary classification is supported: y has {len(self.classes_)} classes; pass a "
+                                 "label-indicator matrix for several labels per row, or tasks=... with two classes overall")
+            signs = 2.0 * codes - 1.0
+            if tasks is None:
+                self._mode = "single"
+                rows = [np.arange(X.shape[0])]
+            else:
+                self._mode = "tasks"
+                rows = self._task_index(tasks, X.shape[0])
+                for m, r in enumerate(rows):
+                    if len(np.unique(signs[r])) < 2:
+                        raise ValueError(f"task {self.tasks_[m]!r} has one class ({self.classes_[int(signs[r][0] > 0)]!r}); "
+                                         "every task needs both classes")
+            targets = [signs[r] for r in rows]
+        else:
+            raise ValueError(f"y must be 1-D labels or a 2-D label-indicator matrix, got {y.ndim} dimensions")
+        self.n_tasks_ = len(rows)
+        return self._fit_tasks(X, rows, targets)
+
+    def _indicator_tasks(self, Y):
+        if Y.dtype.kind not in "biuf" or not np.all((Y == 0) | (Y == 1)):
+            bad = Y[~((Y == 0) | (Y == 1))].ravel()[0] if Y.dtype.kind in "biuf" else Y.dtype
+            raise ValueError(f"a 2-D y must be a label-indicator matrix of 0 and 1, got {bad!r}")
+        for m in range(Y.shape[1]):
+            if np.all(Y[:, m] == Y[0, m]):
+                raise ValueError(f"task {m} (column {m} of y) has one class ({int(Y[0, m])}); every task needs both classes")
+        self._mode = "indicator"
+        n = Y.shape[0]
+        return [np.arange(n)] * Y.shape[1], [2.0 * Y[:, m].astype(np.float64) - 1.0 for m in range(Y.shape[1])]
+
+    def decision_function(self, X, tasks=None):
+        """``f_m(x)``: (N, M) for a model fitted on an indicator matrix, else (N,) (each row's
+        own task with ``tasks``)."""
+        values = self._all_decisions(X)
+        if self._mode == "indicator":
+            if tasks is not None:
+                raise ValueError("this model was fitted on a label-indicator matrix: tasks must be None")
+            return values
+        if self._mode == "single":
+            return values[:, 0]
+        return values[np.arange(values.shape[0]), self._task_codes(tasks, values.shape[0])]
+
+    def predict(self, X, tasks=None):
+        """The indicator matrix (indicator form) or labels (``sign f``)."""
+        values = self.decision_function(X, tasks)
+        if self._mode == "indicator":
+            return (values > 0).astype(np.int64)
+        return self.classes_[(values > 0).astype(np.int64)]
+
+    def score(self, X, y, tasks=None, sample_weight=None):
+        """Accuracy (subset accuracy for an indicator matrix)."""
+        return accuracy_score(y, self.predict(X, tasks), sample_weight=sample_weight)
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.classifier_tags.multi_class = False
+        tags.classifier_tags.multi_label = True
+        return tags
+
+
+class MultiTaskInfiniteLatentSVR(RegressorMixin, TransformerMixin, _MultiTaskLatentBase):
+    """MT-iLSVM for regression: epsilon-insensitive tasks sharing IBP latent features.
+
+    The risk is ``C sum_{m,n} max(0, |f_m(x_n) - y_mn| - epsilon)``, derived as Appendix B
+    derives MedLDA regression: with Lemma 11's conjugate
+    ``g2*(beta; y, eps) = beta y + eps |beta| + I(|beta| <= C)``, Theorem 6 gives
+    ``q(eta_m) = N(mu_m, I)``, ``mu_m = sum_n beta_mn [psi^T x_n; ...]``, where
+    ``beta_m = omega_m - omega*_m`` maximises ``sum_n (beta_mn y_mn - eps |beta_mn|) - ||mu_m||^2 / 2``
+    over ``|beta_mn| <= C``; the ``Z`` update's margin term is
+    ``sum_{m,n} beta_mn mu_mk x_nd`` (:mod:`regbayes.algorithms.mt_ilsvm`). Per-task means are
+    removed and added back and targets are scaled by ``target_scale_`` (module docstring).
+    Parameters as :class:`MultiTaskInfiniteLatentSVC`, with ``epsilon`` (default 0.1), the
+    half-width of the insensitive tube in units of ``target_scale_``, and
+    ``fit_intercept=False`` by default (the task means are the intercepts).
+
+    Attributes: as the classifier's, with ``task_means_`` (M,), ``target_scale_``.
+    """
+
+    _parameter_constraints: dict = {**_MultiTaskLatentBase._parameter_constraints,
+                                    "epsilon": [Interval(Real, 0, None, closed="left")]}
+    _loss = "epsilon_insensitive"
+
+    def __init__(self, truncation=50, alpha=1.0, C=1.0, epsilon=0.1, n_iter=20, n_inner=10, tol=1e-4, inner_tol=1e-3,
+                 noise_variance=None, loading_variance=1.0, estimate_variances=False, include_inputs=False,
+                 fit_intercept=False, joint=True, random_state=None, progress=False):
+        self.truncation = truncation
+        self.alpha = alpha
+        self.C = C
+        self.epsilon = epsilon
+        self.n_iter = n_iter
+        self.n_inner = n_inner
+        self.tol = tol
+        self.inner_tol = inner_tol
+        self.noise_variance = noise_variance
+        self.loading_variance = loading_variance
+        self.estimate_variances = estimate_variances
+        self.include_inputs = include_inputs
+        self.fit_intercept = fit_intercept
+        self.joint = joint
+        self.random_state = random_state
+        self.progress = progress
+
+    def fit(self, X, y, tasks=None):
+        """Fit on targets ``y`` (N,), with ``tasks`` (N,) the task of each row (None: one task)."""
+        self._validate_params()
+        X = self._check_X(X, reset=True)
+        y = _check_y(y)
+        if y.ndim != 1 or y.shape[0] != X.shape[0]:
+            raise ValueError(f"y must be 1-D with one target per row of X ({X.shape[0]}), got shape {y.shape}")
+        try:
+            y = y.astype(np.float64)
+        except (TypeError, ValueError) as exc:
+            raise ValueError(f"y must hold real targets, got dtype {y.dtype}") from exc
+        _check_finite_target(y)
+        if tasks is None:
+            self._mode = "single"
+            rows = [np.arange(X.shape[0])]
+        else:
+            self._mode = "tasks"
+            rows = self._task_index(tasks, X.shape[0])
+        self.n_tasks_ = len(rows)
+        self.task_means_ = np.array([y[r].mean() for r in rows])
+        centred = np.concatenate([y[r] - mu for r, mu in zip(rows, self.task_means_)])
+        scale = float(np.std(centred))
+        self.target_scale_ = scale if scale > 0 else 1.0
+        targets = [(y[r] - mu) / self.target_scale_ for r, mu in zip(rows, self.task_means_)]
+        return self._fit_tasks(X, rows, targets)
+
+    def predict(self, X, tasks=None):
+        """``task_mean + target_scale * f_m(x)`` for each row's task."""
+        values = self._all_decisions(X)
+        codes = np.zeros(values.shape[0], dtype=np.int64) if self._mode == "single" else self._task_codes(tasks, values.shape[0])
+        return self.task_means_[codes] + self.target_scale_ * values[np.arange(values.shape[0]), codes]
+
+    def score(self, X, y, tasks=None, sample_weight=None):
+        """R^2 of ``predict(X, tasks)``."""
+        return r2_score(y, self.predict(X, tasks), sample_weight=sample_weight)
