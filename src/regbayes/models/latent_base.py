@@ -7,7 +7,11 @@ the driver and the inductive feature inference for new rows.
 Resolved defaults (stored as fitted attributes):
 
 * ``Phi`` starts from the SVD of X (section 5.1): ``Phi_.k = (s_k / sqrt(N)) v_k`` for the
-  top right singular vectors (:func:`regbayes.algorithms.ilsvm.svd_loadings`).
+  top right singular vectors of the column-centred X
+  (:func:`regbayes.algorithms.ilsvm.svd_loadings`).
+* New rows: their ``psi`` by sweeps of eq. 33 with ``q(W)``, ``q(nu)`` fixed, from three
+  starts, the best ELBO kept (:func:`regbayes.algorithms.ilsvm.infer_features`; at most
+  ``TRANSFORM_MAX_ITER`` sweeps, to a change below ``TRANSFORM_TOL``).
 * ``noise_variance=None``: the probabilistic-PCA estimate with ``r = round(alpha H_N)``
   components, the IBP's expected number of features (section 4.1): the mean of the
   ``D - r`` smallest eigenvalues of ``X^T X / N`` over every row of the fit
