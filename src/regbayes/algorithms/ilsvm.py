@@ -7,8 +7,9 @@ Bernoulli(psi_nk)``, ``q(eta) = N(mu, I)``) minimises
 
     F(q) = -ELBO(q) + C sum_{n in I_tr} max_y (l_n(y) - mu_{y_n}^T g_n + mu_y^T g_n),
 
-``g_n = psi_n`` (with ``include_inputs``: ``g_n = (psi_n, x_n)``, footnote 8), ``l_n`` the
-0/1 cost, and ``ELBO = sum_n L_n(q) - KL(q(W)||p(W))`` (:mod:`regbayes.potentials.ibp_factor`)
+``g_n = psi_n`` (with ``include_inputs``: ``g_n = (psi_n, x_n)``, footnote 8; with an
+intercept, a constant ``s`` appended, as liblinear does, so that the intercept is
+penalised with ``mu``; eq. 10 has none), ``l_n`` the 0/1 cost, and ``ELBO = sum_n L_n(q) - KL(q(W)||p(W))`` (:mod:`regbayes.potentials.ibp_factor`)
 ``+ E[log p(Z|nu)] + H[q(Z)] - KL(q(nu)||p(nu))`` (:mod:`regbayes.potentials.ibp_sticks`,
 with the bound ``L_k`` of eq. 24) ``- KL(q(eta)||p(eta))``, the last ``||mu||^2 / 2``.
 One outer iteration (lines 5-12 of Algorithm 3):
@@ -39,8 +40,18 @@ One outer iteration (lines 5-12 of Algorithm 3):
 2. Dual step on the host: with ``psi`` fixed, ``min_mu ||mu||^2 / 2 + C sum_n max_y(.)`` is
    the Crammer-Singer problem on the features ``g_n`` of the labelled rows, whose dual is
    eq. 34 with the cost of Lemma 12 (:func:`regbayes.core.duals.crammer_singer_dual`, warm
-   started from the last ``omega``, to the relative gap :data:`DUAL_TOL`); two classes
-   take the same path. Its solution minimises ``F`` over ``q(eta)``.
+   started from the last ``omega``); two classes take the same path. Its solution
+   minimises ``F`` over ``q(eta)``. The dual is solved inexactly, as precisely as the
+   outer iterations can see (inexact alternating minimisation): its duality gap, the
+   error it leaves in ``F``, is held below a tenth of the last outer change of ``F``,
+   within the relative gaps ``[dual_tol, DUAL_TOL_START]`` (:func:`dual_tolerance`). The
+   steps on features that the next phase replaces then take a few passes instead of
+   hundreds (the problem is close to hard-margin when the features separate the
+   classes, where coordinate descent converges slowly), and at convergence
+   (``|dF| <= tol |F|``) the dual's error in ``F`` is at most a tenth of the driver's
+   tolerance. After the last outer iteration, :func:`final_dual` solves the dual on the
+   final features to ``dual_tol`` (:data:`DUAL_TOL`), so the classifier minimises ``F``
+   over ``q(eta)`` to that gap whatever the last step's tolerance was.
 3. Optionally (``estimate_variances``), ``sigma_0^2`` by eq. 35 and the noise variance by
    eq. 36 (:mod:`regbayes.potentials.ibp_factor`), each the maximum of the ELBO in it;
    the noise variance is shared by all rows (the mean of eq. 36's per-row values) so that
@@ -80,10 +91,18 @@ from ..potentials import ibp_sticks as sticks
 
 #: A feature is active when its mean activation ``mean_n psi_nk`` is above this value.
 ACTIVE_THRESHOLD = 0.01
-#: Relative duality gap and most passes of the dual step. An inexact dual makes the outer
-#: iterations oscillate at large C (the margin term of the next phase follows it).
-DUAL_TOL = 1e-6
+#: Relative duality gap of the final dual step (:func:`final_dual`), and the tightest of
+#: the steps within the outer iterations. LinearSVC's default tolerance is of this order;
+#: coordinate descent needs far more passes for each further digit when the features
+#: nearly separate the classes or N is large.
+DUAL_TOL = 1e-4
+#: Most passes of one dual step.
 DUAL_MAX_ITER = 1000
+#: Relative duality gap of the first two dual steps, and the loosest of any
+#: (:func:`dual_tolerance`).
+DUAL_TOL_START = 1e-1
+#: The dual's gap is held below this fraction of the last outer change of ``F``.
+DUAL_GAP_FRACTION = 0.1
 #: Standard deviation of the noise added to ``psi = 1/2`` at the start (line 3 of
 #: Algorithm 3 writes ``epsilon ~ N(0, 0.001)``: a variance of 0.001).
 INITIAL_NOISE = float(np.sqrt(1e-3))
@@ -104,6 +123,7 @@ class ILSVMData(NamedTuple):
     estimate_variances: bool
     dual_tol: float = DUAL_TOL
     dual_max_iter: int = DUAL_MAX_ITER
+    intercept_scaling: float = 0.0  # the constant feature s of g_n; 0 for none
 
     @property
     def n_train(self) -> int:
@@ -123,6 +143,8 @@ class ILSVMState(NamedTuple):
     loading_variance: jnp.ndarray  # () sigma_0^2
     dual: np.ndarray | None  # (n_train, L) omega, None before the first dual step
     coef: np.ndarray | None  # (L, K [+ D]) mu, None before the first dual step
+    objective: float | None = None  # F after the last step (None before the first)
+    next_dual_tol: float = DUAL_TOL_START  # relative gap of the next dual step
 
 
 class ILSVMInfo(NamedTuple):
@@ -136,8 +158,8 @@ class ILSVMInfo(NamedTuple):
 
 
 def ilsvm_data(X, labels=None, n_classes=0, *, C=1.0, alpha=1.0, n_inner=10, inner_tol=1e-3,
-               estimate_variances=False, include_inputs=False, dual_tol=DUAL_TOL, dual_max_iter=DUAL_MAX_ITER,
-               dtype=np.float32) -> ILSVMData:
+               estimate_variances=False, include_inputs=False, intercept_scaling=0.0, dual_tol=DUAL_TOL,
+               dual_max_iter=DUAL_MAX_ITER, dtype=np.float32) -> ILSVMData:
     """The step's data. ``X`` (N, D) holds every row with the ``len(labels)`` labelled
     rows first; ``labels`` (classes ``0..n_classes-1``) None for the unsupervised model.
     ``dtype`` (float32, or float64 inside :func:`regbayes.precision.enable_x64`) is the
@@ -147,7 +169,8 @@ def ilsvm_data(X, labels=None, n_classes=0, *, C=1.0, alpha=1.0, n_inner=10, inn
     X_train = np.array(X[: len(labels)], np.float64) if include_inputs and len(labels) else None
     X = jnp.asarray(X, dtype)
     return ILSVMData(X, jnp.sum(X**2, axis=1), X_train, labels, int(n_classes), float(C), float(alpha),
-                     int(n_inner), float(inner_tol), bool(estimate_variances), float(dual_tol), int(dual_max_iter))
+                     int(n_inner), float(inner_tol), bool(estimate_variances), float(dual_tol), int(dual_max_iter),
+                     float(intercept_scaling))
 
 
 # ----------------------------------------------------------------------------- initialisation
@@ -318,16 +341,28 @@ def margin_logits(state: ILSVMState, data: ILSVMData):
 
 
 def dual_features(psi, data: ILSVMData) -> np.ndarray:
-    """``g_n`` of the labelled rows: ``psi_n`` (with ``include_inputs``, ``(psi_n, x_n)``).
+    """``g_n`` of the labelled rows: ``psi_n``, then ``x_n`` (``include_inputs``), then the
+    constant ``intercept_scaling`` (when > 0), float64 (n_train, P)."""
+    return classifier_features(psi[: data.n_train], data.X_train, data.intercept_scaling)
 
-    A row whose features are numerically zero (``||g_n||^2 < 1e-12``: every ``psi_nk``
-    saturated at 0) is passed as exactly zero; its discriminant is 0 for every class either
-    way, and a dual step on a row of norm 1e-30 divides by it."""
-    features = np.array(psi[: data.n_train], np.float64)
-    if data.X_train is not None:
-        features = np.hstack([features, data.X_train])
-    features[np.einsum("ij,ij->i", features, features) < 1e-12] = 0.0
-    return features
+
+def classifier_features(psi, X=None, intercept_scaling: float = 0.0) -> np.ndarray:
+    """``[psi, X (if given), s (if s > 0)]`` as one float64 matrix: the ``g_n`` of any rows."""
+    blocks = [np.asarray(psi, np.float64)]
+    if X is not None:
+        blocks.append(np.asarray(X, np.float64))
+    if intercept_scaling > 0:
+        blocks.append(np.full((blocks[0].shape[0], 1), float(intercept_scaling)))
+    return np.hstack(blocks) if len(blocks) > 1 else np.array(blocks[0])
+
+
+def dual_tolerance(change, primal: float, final: float) -> float:
+    """Relative duality gap of the next dual step: ``DUAL_GAP_FRACTION * |change| /
+    primal`` (an absolute gap of a tenth of the last outer change of ``F``), clipped to
+    ``[final, DUAL_TOL_START]``; ``DUAL_TOL_START`` while no change is known (``None``)."""
+    if change is None or not primal > 0:
+        return DUAL_TOL_START
+    return float(min(DUAL_TOL_START, max(float(final), DUAL_GAP_FRACTION * abs(change) / primal)))
 
 
 def n_active(psi) -> int:
@@ -346,7 +381,8 @@ def ilsvm_step(seed: int, state: ILSVMState, data: ILSVMData):
     if data.supervised:
         start = time.perf_counter()
         solution = crammer_singer_dual(dual_features(psi, data), data.labels, data.C, n_classes=data.n_classes,
-                                       tol=data.dual_tol, max_iter=data.dual_max_iter, initial_dual=state.dual, seed=seed)
+                                       tol=state.next_dual_tol,
+                                       max_iter=data.dual_max_iter, initial_dual=state.dual, seed=seed)
         dual, coef, gap, dual_iter = solution.dual, solution.coef, solution.gap, solution.n_iter
         risk = solution.primal_objective  # ||mu||^2 / 2 + C sum_n max_y(.)
         dual_seconds = time.perf_counter() - start
@@ -355,10 +391,24 @@ def ilsvm_step(seed: int, state: ILSVMState, data: ILSVMData):
         s0, noise, elbo = _hyper_update(data.X, data.sq_norms, psi, gamma, Phi, sigma2, data.alpha)
     elbo = float(elbo)
     kl_eta = 0.0 if coef is None else 0.5 * float(np.sum(coef**2))
-    new = ILSVMState(psi, gamma, Phi, sigma2, noise, s0, dual, coef)
-    info = ILSVMInfo(objective=risk - elbo, elbo=elbo - kl_eta, gap=float(gap), n_active=n_active(psi),
+    objective = risk - elbo
+    change = None if state.objective is None else objective - state.objective
+    new = ILSVMState(psi, gamma, Phi, sigma2, noise, s0, dual, coef, objective,
+                     dual_tolerance(change, risk, data.dual_tol))
+    info = ILSVMInfo(objective=objective, elbo=elbo - kl_eta, gap=float(gap), n_active=n_active(psi),
                      inner_iterations=it, dual_iterations=int(dual_iter), dual_seconds=dual_seconds)
     return new, info
+
+
+def final_dual(state: ILSVMState, data: ILSVMData, seed: int = 0):
+    """The dual step on the final features solved to ``data.dual_tol``, warm started from
+    the last one (module docstring). Returns ``(state with omega and mu replaced,
+    DualSolution)``; ``(state, None)`` without a dual step (unsupervised)."""
+    if not data.supervised or state.dual is None:
+        return state, None
+    solution = crammer_singer_dual(dual_features(state.psi, data), data.labels, data.C, n_classes=data.n_classes,
+                                   tol=data.dual_tol, max_iter=data.dual_max_iter, initial_dual=state.dual, seed=seed)
+    return state._replace(dual=solution.dual, coef=solution.coef), solution
 
 
 def initial_objective(state: ILSVMState, data: ILSVMData) -> float:

@@ -196,10 +196,17 @@ def svr_cd(X, y, C, epsilon, beta, tol, max_iter, seed):
 def project_simplex(v, total, out, work):
     """``out = argmin_{o >= 0, sum o = total} ||o - v||^2`` (``total >= 0``), by sorting
     ``v`` (into ``work``) in decreasing order: ``o = max(0, v - theta)`` with the
-    threshold ``theta`` where the sum of the positive parts equals ``total``."""
+    threshold ``theta`` where the sum of the positive parts equals ``total``.
+
+    ``v`` is shifted by its maximum first (the projection commutes with a common shift):
+    a row of tiny norm gives entries of order ``1 / ||x_n||^2``, against which ``total``
+    is below rounding, and ``v - theta`` computed unshifted would lose it (all zeros)."""
     L = v.shape[0]
+    top = v[0]
+    for i in range(1, L):
+        top = max(top, v[i])
     for i in range(L):  # insertion sort, decreasing (L is small)
-        x = v[i]
+        x = v[i] - top
         j = i - 1
         while j >= 0 and work[j] < x:
             work[j + 1] = work[j]
@@ -215,7 +222,7 @@ def project_simplex(v, total, out, work):
         else:
             break
     for i in range(L):
-        out[i] = max(v[i] - theta, 0.0)
+        out[i] = max((v[i] - top) - theta, 0.0)
 
 
 @numba.njit(cache=True)

@@ -6,6 +6,7 @@ import numpy as np
 from sklearn.base import ClassifierMixin, TransformerMixin
 from sklearn.utils.validation import check_array, check_is_fitted, validate_data
 
+from ..algorithms.ilsvm import classifier_features
 from ..validation import check_finite_features
 from .latent_base import LATENT_CONSTRAINTS, POSITIVE, LatentFeatureModel, data_digest
 
@@ -49,6 +50,11 @@ class InfiniteLatentSVC(ClassifierMixin, TransformerMixin, LatentFeatureModel):
     include_inputs : bool, default=False
         Add the raw inputs beside the latent features in the discriminant (footnote 8):
         ``f(y, x_n) = mu_y^T (psi_n, x_n)``.
+    fit_intercept : bool, default=True
+        Append a constant 1 to the classifier's features, so that each class has an
+        intercept (penalised with ``mu``, as in liblinear). Eq. 10 has none; without it a
+        class boundary must pass through the origin of the feature means, which costs
+        accuracy whenever no feature is on for every row.
     truncation, alpha, n_iter, n_inner, tol, inner_tol, noise_variance, loading_variance,
     estimate_variances, random_state, progress :
         As in :class:`~regbayes.models.ibp_features.IBPFeatures`; ``tol`` applies to the
@@ -57,24 +63,27 @@ class InfiniteLatentSVC(ClassifierMixin, TransformerMixin, LatentFeatureModel):
     Attributes
     ----------
     classes_ : (n_classes,) labels
-    coef_ : (n_classes, K [+ n_features]) ``mu``, the mean of ``q(eta)``, one row per class
+    coef_ : (n_classes, K [+ n_features] [+ 1]) ``mu``, the mean of ``q(eta)``, one row per
+        class, over ``[psi, x (include_inputs), 1 (fit_intercept)]``
     dual_coef_ : (n_train, n_classes) ``omega`` of the dual (eq. 34)
     components_, component_variances_, sticks_, n_active_features_, noise_variance_,
     loading_variance_, elbo_, n_iter_, converged_, trace_ :
         As in :class:`~regbayes.models.ibp_features.IBPFeatures`.
     objective_ : (n_iter_ + 1,) the RegBayes objective at the start and after every
         outer iteration
-    duality_gap_ : float, the gap of the last dual step
+    duality_gap_ : float, the duality gap of the final dual step (solved to a relative gap of 1e-4)
     unlabeled_features_ : (n_unlabeled, K) the jointly inferred ``psi`` of ``X_unlabeled``
         (0 rows without it)
     """
 
-    _parameter_constraints: dict = {**LATENT_CONSTRAINTS, "C": [POSITIVE], "include_inputs": ["boolean"]}
+    _parameter_constraints: dict = {**LATENT_CONSTRAINTS, "C": [POSITIVE], "include_inputs": ["boolean"],
+                                    "fit_intercept": ["boolean"]}
 
     def __init__(self, C=1.0, truncation=50, alpha=1.0, n_iter=20, n_inner=10, tol=1e-4, inner_tol=1e-3,
                  noise_variance=None, loading_variance=1.0, estimate_variances=False, include_inputs=False,
-                 random_state=None, progress=False):
+                 fit_intercept=True, random_state=None, progress=False):
         self.C = C
+        self.fit_intercept = fit_intercept
         self.truncation = truncation
         self.alpha = alpha
         self.n_iter = n_iter
@@ -105,11 +114,11 @@ class InfiniteLatentSVC(ClassifierMixin, TransformerMixin, LatentFeatureModel):
             if extra.shape[1] != X.shape[1]:
                 raise ValueError(f"X_unlabeled has {extra.shape[1]} features, but X has {X.shape[1]}")
             rows = np.vstack([X, extra])
-        result = self._fit_latent(rows, codes, len(self.classes_), C=float(self.C), include_inputs=self.include_inputs)
+        result = self._fit_latent(rows, codes, len(self.classes_), C=float(self.C), include_inputs=self.include_inputs,
+                                  intercept_scaling=1.0 if self.fit_intercept else 0.0)
         state = result.state
         self.coef_ = np.asarray(state.coef, np.float64)
         self.dual_coef_ = np.asarray(state.dual, np.float64)
-        self.duality_gap_ = float(result.trace["gap"][-1])
         psi = np.asarray(state.psi, np.float64)
         self.unlabeled_features_ = psi[len(codes):]
         self._unlabeled_digest = data_digest(extra) if extra is not None and len(extra) else None
@@ -131,8 +140,7 @@ class InfiniteLatentSVC(ClassifierMixin, TransformerMixin, LatentFeatureModel):
 
     def _scores(self, X):
         psi, X = self._features_of(X)
-        g = np.hstack([psi, X]) if self.include_inputs else psi
-        return g @ self.coef_.T
+        return classifier_features(psi, X if self.include_inputs else None, 1.0 if self.fit_intercept else 0.0) @ self.coef_.T
 
     def decision_function(self, X):
         """``f(y, x) = mu_y^T psi(x)`` (eq. 10): (n_samples, n_classes), or for two classes

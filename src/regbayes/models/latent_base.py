@@ -39,6 +39,7 @@ from sklearn.utils._param_validation import Interval
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from ..algorithms.ilsvm import (
+    final_dual,
     ilsvm_compile,
     ilsvm_data,
     ilsvm_init,
@@ -96,7 +97,8 @@ class LatentFeatureModel(RegBayesEstimator):
         return np.asarray(X)
 
     # ------------------------------------------------------------------ fit
-    def _fit_latent(self, X, labels=None, n_classes=0, *, C=0.0, include_inputs=False, name="iLSVM"):
+    def _fit_latent(self, X, labels=None, n_classes=0, *, C=0.0, include_inputs=False, intercept_scaling=0.0,
+                    name="iLSVM"):
         """Run Algorithm 3 on the rows ``X`` (the ``len(labels)`` labelled ones first) until
         the objective's relative change is below ``tol``; store the fitted attributes.
         Returns the driver's result."""
@@ -106,7 +108,8 @@ class LatentFeatureModel(RegBayesEstimator):
         r = int(round(expected_features(self.alpha, n)))
         noise = pca_noise_variance(X, r) if self.noise_variance is None else float(self.noise_variance)
         data = ilsvm_data(X, labels, n_classes, C=C, alpha=self.alpha, n_inner=self.n_inner, inner_tol=self.inner_tol,
-                          estimate_variances=self.estimate_variances, include_inputs=include_inputs)
+                          estimate_variances=self.estimate_variances, include_inputs=include_inputs,
+                          intercept_scaling=intercept_scaling)
         state = ilsvm_init(key_init, data, svd_loadings(X, K), noise_variance=noise,
                            loading_variance=float(self.loading_variance))
         start = time.perf_counter()
@@ -114,7 +117,10 @@ class LatentFeatureModel(RegBayesEstimator):
         start_seconds = time.perf_counter() - start
         result = run(Algorithm(ilsvm_step, name, compile=ilsvm_compile), state, data, key_run, n_iter=self.n_iter,
                      tol=self.tol, initial_objective=F0, progress=self.progress, desc=name)
-        s = result.state
+        s, final = final_dual(result.state, data)  # the last dual step to the exact tolerance
+        result = result._replace(state=s)
+        if final is not None:
+            self.duality_gap_ = float(final.gap)
         self.components_ = np.asarray(s.Phi, np.float64).T.copy()
         self.component_variances_ = np.asarray(s.sigma2, np.float64)
         self.sticks_ = np.asarray(s.gamma, np.float64)
