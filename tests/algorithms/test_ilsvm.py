@@ -98,7 +98,7 @@ def test_steps_meet_the_dual_tolerance_and_the_objective_is_minus_elbo_plus_risk
     with enable_x64():
         X, y, _ = _planted(2)
         data, state = _start(X, y, 90)
-        tol = state.next_dual_tol
+        tol, previous = state.next_dual_tol, None
         for t in range(4):
             state, info = A.ilsvm_step(t, state, data)
             features = A.dual_features(state.psi, data)
@@ -108,7 +108,7 @@ def test_steps_meet_the_dual_tolerance_and_the_objective_is_minus_elbo_plus_risk
             primal = 0.5 * np.sum(state.coef**2) + data.C * hinge.sum()
             assert info.gap <= tol * primal
             tol = state.next_dual_tol  # the next step's: a tenth of this step's change of F, as a relative gap
-            expected = A.DUAL_TOL_START if t == 0 else A.DUAL_GAP_FRACTION * abs(info.objective - previous) / primal
+            expected = A.DUAL_TOL_START if previous is None else A.DUAL_GAP_FRACTION * abs(info.objective - previous) / primal
             assert tol == pytest.approx(min(A.DUAL_TOL_START, max(data.dual_tol, expected)), rel=1e-6)
             previous = info.objective
             elbo = float(factor.expected_log_likelihood(data.X, state.psi, state.Phi, state.sigma2, state.noise)

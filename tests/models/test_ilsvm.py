@@ -98,7 +98,8 @@ def test_transductive_rows_keep_their_jointly_inferred_features():
     np.testing.assert_array_equal(Xte, copy)
     assert clf.unlabeled_features_.shape == (20, 6)
     np.testing.assert_array_equal(clf.transform(Xte), clf.unlabeled_features_)
-    np.testing.assert_array_equal(clf.predict(Xte), clf.classes_[np.argmax(clf.unlabeled_features_ @ clf.coef_[:, :-1].T + clf.coef_[:, -1], axis=1)])
+    joint_scores = clf.unlabeled_features_ @ clf.coef_[:, :-1].T + clf.coef_[:, -1]
+    np.testing.assert_array_equal(clf.predict(Xte), clf.classes_[np.argmax(joint_scores, axis=1)])
     # any other matrix (here a subset) is inferred inductively
     inductive = clf.transform(Xte[:10])
     np.testing.assert_allclose(inductive, clf._infer(Xte[:10]))

@@ -9,7 +9,8 @@ Bernoulli(psi_nk)``, ``q(eta) = N(mu, I)``) minimises
 
 ``g_n = psi_n`` (with ``include_inputs``: ``g_n = (psi_n, x_n)``, footnote 8; with an
 intercept, a constant ``s`` appended, as liblinear does, so that the intercept is
-penalised with ``mu``; eq. 10 has none), ``l_n`` the 0/1 cost, and ``ELBO = sum_n L_n(q) - KL(q(W)||p(W))`` (:mod:`regbayes.potentials.ibp_factor`)
+penalised with ``mu``; eq. 10 has none), ``l_n`` the 0/1 cost, and
+``ELBO = sum_n L_n(q) - KL(q(W)||p(W))`` (:mod:`regbayes.potentials.ibp_factor`)
 ``+ E[log p(Z|nu)] + H[q(Z)] - KL(q(nu)||p(nu))`` (:mod:`regbayes.potentials.ibp_sticks`,
 with the bound ``L_k`` of eq. 24) ``- KL(q(eta)||p(eta))``, the last ``||mu||^2 / 2``.
 One outer iteration (lines 5-12 of Algorithm 3):
