@@ -112,6 +112,7 @@ def test_transductive_rows_keep_their_jointly_inferred_features():
 @pytest.mark.parametrize("params, message", [
     ({"C": 0.0}, "C"), ({"C": -1.0}, "C"), ({"truncation": 0}, "truncation"), ({"alpha": 0.0}, "alpha"),
     ({"n_inner": 0}, "n_inner"), ({"inner_tol": -1.0}, "inner_tol"), ({"include_inputs": "yes"}, "include_inputs"),
+    ({"dual_tol": 0.0}, "dual_tol"), ({"dual_tol": 1.0}, "dual_tol"), ({"fit_intercept": 1}, "fit_intercept"),
 ])
 def test_bad_parameters_are_named(params, message):
     X, y = _blobs(3, n=20)

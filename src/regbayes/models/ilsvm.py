@@ -2,8 +2,11 @@
 Appendix D.2, Algorithm 3)."""
 from __future__ import annotations
 
+from numbers import Real
+
 import numpy as np
 from sklearn.base import ClassifierMixin, TransformerMixin
+from sklearn.utils._param_validation import Interval
 from sklearn.utils.validation import check_array, check_is_fitted, validate_data
 
 from ..algorithms.ilsvm import classifier_features
@@ -50,6 +53,10 @@ class InfiniteLatentSVC(ClassifierMixin, TransformerMixin, LatentFeatureModel):
     include_inputs : bool, default=False
         Add the raw inputs beside the latent features in the discriminant (footnote 8):
         ``f(y, x_n) = mu_y^T (psi_n, x_n)``.
+    dual_tol : float, default=1e-2
+        Relative duality gap of the final Crammer-Singer dual (eq. 34) on the fitted
+        features, ``primal - dual <= dual_tol * primal``, and the tightest gap of the dual
+        steps within the outer iterations (:mod:`regbayes.algorithms.ilsvm`).
     fit_intercept : bool, default=True
         Append a constant 1 to the classifier's features, so that each class has an
         intercept (penalised with ``mu``, as in liblinear). Eq. 10 has none; without it a
@@ -71,19 +78,20 @@ class InfiniteLatentSVC(ClassifierMixin, TransformerMixin, LatentFeatureModel):
         As in :class:`~regbayes.models.ibp_features.IBPFeatures`.
     objective_ : (n_iter_ + 1,) the RegBayes objective at the start and after every
         outer iteration
-    duality_gap_ : float, the duality gap of the final dual step (solved to a relative gap of 1e-4)
+    duality_gap_ : float, the duality gap of the final dual step (at most ``dual_tol`` relative)
     unlabeled_features_ : (n_unlabeled, K) the jointly inferred ``psi`` of ``X_unlabeled``
         (0 rows without it)
     """
 
     _parameter_constraints: dict = {**LATENT_CONSTRAINTS, "C": [POSITIVE], "include_inputs": ["boolean"],
-                                    "fit_intercept": ["boolean"]}
+                                    "fit_intercept": ["boolean"], "dual_tol": [Interval(Real, 0, 1, closed="neither")]}
 
     def __init__(self, C=1.0, truncation=50, alpha=1.0, n_iter=20, n_inner=10, tol=1e-4, inner_tol=1e-3,
                  noise_variance=None, loading_variance=1.0, estimate_variances=False, include_inputs=False,
-                 fit_intercept=True, random_state=None, progress=False):
+                 fit_intercept=True, dual_tol=1e-2, random_state=None, progress=False):
         self.C = C
         self.fit_intercept = fit_intercept
+        self.dual_tol = dual_tol
         self.truncation = truncation
         self.alpha = alpha
         self.n_iter = n_iter
@@ -115,7 +123,7 @@ class InfiniteLatentSVC(ClassifierMixin, TransformerMixin, LatentFeatureModel):
                 raise ValueError(f"X_unlabeled has {extra.shape[1]} features, but X has {X.shape[1]}")
             rows = np.vstack([X, extra])
         result = self._fit_latent(rows, codes, len(self.classes_), C=float(self.C), include_inputs=self.include_inputs,
-                                  intercept_scaling=1.0 if self.fit_intercept else 0.0)
+                                  intercept_scaling=1.0 if self.fit_intercept else 0.0, dual_tol=self.dual_tol)
         state = result.state
         self.coef_ = np.asarray(state.coef, np.float64)
         self.dual_coef_ = np.asarray(state.dual, np.float64)

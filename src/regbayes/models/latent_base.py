@@ -39,6 +39,7 @@ from sklearn.utils._param_validation import Interval
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from ..algorithms.ilsvm import (
+    DUAL_TOL,
     final_dual,
     ilsvm_compile,
     ilsvm_data,
@@ -98,7 +99,7 @@ class LatentFeatureModel(RegBayesEstimator):
 
     # ------------------------------------------------------------------ fit
     def _fit_latent(self, X, labels=None, n_classes=0, *, C=0.0, include_inputs=False, intercept_scaling=0.0,
-                    name="iLSVM"):
+                    dual_tol=DUAL_TOL, name="iLSVM"):
         """Run Algorithm 3 on the rows ``X`` (the ``len(labels)`` labelled ones first) until
         the objective's relative change is below ``tol``; store the fitted attributes.
         Returns the driver's result."""
@@ -109,7 +110,7 @@ class LatentFeatureModel(RegBayesEstimator):
         noise = pca_noise_variance(X, r) if self.noise_variance is None else float(self.noise_variance)
         data = ilsvm_data(X, labels, n_classes, C=C, alpha=self.alpha, n_inner=self.n_inner, inner_tol=self.inner_tol,
                           estimate_variances=self.estimate_variances, include_inputs=include_inputs,
-                          intercept_scaling=intercept_scaling)
+                          intercept_scaling=intercept_scaling, dual_tol=dual_tol)
         state = ilsvm_init(key_init, data, svd_loadings(X, K), noise_variance=noise,
                            loading_variance=float(self.loading_variance))
         start = time.perf_counter()
