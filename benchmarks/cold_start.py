@@ -20,7 +20,11 @@ Estimators and data (the data are made before the fits and not timed):
   n_samples=--dp-rows, random_state=0)`` (300 rows by default);
 * ``MedLDA(n_topics=20, sampler="ssgrld")`` on ``make_topic_corpus(n_docs=--n-docs, ...)``
   with the corpus settings of ``regbayes reproduce medlda-fig8`` (20 classes, V = 2,000,
-  mean length 80; 4,000 documents by default).
+  mean length 80; 4,000 documents by default);
+* paper 002's: ``IBPFeatures()`` and ``InfiniteLatentSVC()`` on
+  ``make_latent_classification(n_samples=--latent-rows)`` (600 rows, 40 features),
+  ``MultiTaskInfiniteLatentSVC()`` on ``make_latent_multilabel(n_samples=--latent-rows)``
+  (6 labels), ``MedLDARegressor(n_topics=10)`` on ``make_topic_regression_corpus(n_docs=500)``.
 
 Targets for the compilation (first fit minus second fit): MedLDA at most 8 s, the others
 at most 3 s each. The table gives medians over ``--repeats`` pairs of processes, each pair
@@ -44,8 +48,10 @@ import time
 # Only the standard library above: a child process times ``import regbayes`` first, before
 # NumPy or anything else is loaded.
 
-ESTIMATORS = ("BayesianSVC", "M2DPM", "InfiniteSVC", "MedLDA")
-TARGET_S = {"BayesianSVC": 3.0, "M2DPM": 3.0, "InfiniteSVC": 3.0, "MedLDA": 8.0}
+ESTIMATORS = ("BayesianSVC", "M2DPM", "InfiniteSVC", "MedLDA", "IBPFeatures", "InfiniteLatentSVC",
+              "MultiTaskInfiniteLatentSVC", "MedLDARegressor")
+TARGET_S = {"BayesianSVC": 3.0, "M2DPM": 3.0, "InfiniteSVC": 3.0, "MedLDA": 8.0, "IBPFeatures": 3.0,
+            "InfiniteLatentSVC": 3.0, "MultiTaskInfiniteLatentSVC": 3.0, "MedLDARegressor": 3.0}
 #: medlda-fig8's synthetic corpus settings (regbayes.experiments.medlda_fig8.SYNTHETIC)
 TOPIC_CORPUS = dict(n_topics=20, n_words=2000, doc_length=80.0, n_classes=20, alpha=0.1, beta=0.05, C=10.0,
                     margin=1.0, prior_scale=3.0)
@@ -61,6 +67,15 @@ def _data(name, args):
     if name in ("M2DPM", "InfiniteSVC"):
         X, y = ds.make_dp_mixture_svm(setting="I", n_samples=args.dp_rows, random_state=0)
         return X, y, f"make_dp_mixture_svm(setting='I', n_samples={args.dp_rows}, random_state=0)"
+    if name in ("IBPFeatures", "InfiniteLatentSVC"):
+        d = ds.make_latent_classification(n_samples=args.latent_rows, random_state=0)
+        return d.X, d.y, f"make_latent_classification(n_samples={args.latent_rows}, random_state=0)"
+    if name == "MultiTaskInfiniteLatentSVC":
+        d = ds.make_latent_multilabel(n_samples=args.latent_rows, random_state=0)
+        return d.X, d.y, f"make_latent_multilabel(n_samples={args.latent_rows}, random_state=0)"
+    if name == "MedLDARegressor":
+        corpus = ds.make_topic_regression_corpus(n_docs=500, random_state=0)
+        return corpus.X, corpus.y, "make_topic_regression_corpus(n_docs=500, random_state=0)"
     X, y = ds.make_topic_corpus(n_docs=args.n_docs, random_state=0, **TOPIC_CORPUS)[:2]
     return X, y, f"make_topic_corpus(n_docs={args.n_docs}, medlda-fig8 settings, random_state=0)"
 
@@ -69,6 +84,8 @@ def _estimator(name, module):
     cls = getattr(module, name)
     if name == "MedLDA":
         return cls(n_topics=20, sampler="ssgrld")
+    if name == "MedLDARegressor":
+        return cls(n_topics=10)
     return cls()
 
 
@@ -178,7 +195,10 @@ def markdown(rows):
                "first fit, numba cache warm s", "target (compilation)", "within target"]
     labels = {"BayesianSVC": "`BayesianSVC()`, breast cancer", "M2DPM": "`M2DPM()`, Setting I",
               "InfiniteSVC": "`InfiniteSVC()`, Setting I",
-              "MedLDA": '`MedLDA(n_topics=20, sampler="ssgrld")`'}
+              "MedLDA": '`MedLDA(n_topics=20, sampler="ssgrld")`', "IBPFeatures": "`IBPFeatures()`, 600 rows",
+              "InfiniteLatentSVC": "`InfiniteLatentSVC()`, 600 rows",
+              "MultiTaskInfiniteLatentSVC": "`MultiTaskInfiniteLatentSVC()`, 600 rows, 6 labels",
+              "MedLDARegressor": "`MedLDARegressor(n_topics=10)`, 500 documents"}
     table = markdown_table([[labels[r["estimator"]], f"{r['import_s']:.2f}", f"{r['first_fit_s']:.2f}",
                             f"{r['second_fit_s']:.2f}", f"{r['compile_s']:.2f}", f"{r['warm_numba_first_fit_s']:.2f}",
                             f"≤ {r['target_compile_s']:g} s", "yes" if r["within_target"] else "no"] for r in rows],
@@ -193,6 +213,7 @@ def main(argv=None):
     p.add_argument("--repeats", type=int, default=1, help="pairs of fresh processes per estimator (medians reported)")
     p.add_argument("--dp-rows", type=int, default=300, help="rows of the Setting I data of M2DPM and InfiniteSVC")
     p.add_argument("--n-docs", type=int, default=4000, help="documents of MedLDA's corpus")
+    p.add_argument("--latent-rows", type=int, default=600, help="rows of paper 002's latent-feature data")
     p.add_argument("--timeout", type=float, default=1800.0, help="seconds before a child process is stopped")
     p.add_argument("--out", default=None, help="write JSON results here")
     p.add_argument("--child", default=None, help=argparse.SUPPRESS)

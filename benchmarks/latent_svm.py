@@ -1,6 +1,6 @@
 """Paper 002's latent-feature models against what a user would pick instead, in one run.
 
-Two parts:
+Three parts:
 
 1. **Pairs** (fit time and test score, interleaved repeats, medians): each estimator with
    its defaults against its decoupled baseline at the same truncation and a plain
@@ -8,20 +8,26 @@ Two parts:
    extra is installed, the named stand-ins otherwise):
 
    * ``InfiniteLatentSVC`` | ``make_pipeline(IBPFeatures(), LinearSVC())`` | ``LinearSVC``
-     (multi-view digits; accuracy). Target: iLSVM's fit at most 1.5x IBP+SVM's.
+     (multi-view digits; accuracy).
    * ``MultiTaskInfiniteLatentSVC`` | ``joint=False`` (MT-IBP+SVM) | binary-relevance
      ``LinearSVC`` (Yeast; macro-F1).
    * ``MultiTaskInfiniteLatentSVR`` | ``joint=False`` | one ``Ridge`` per task (School-type
      data; explained variance %).
 
-2. **Time against N** (iLSVM and IBP+SVM, synthetic
-   ``make_latent_classification(n, 60 inputs, 10 latent, 5 classes)``, N = 2,000 to
-   50,000 by default): fit seconds and seconds per row; target: at most linear growth.
+2. **Same truncation** (``ratio``): iLSVM against IBP+SVM on N rows (2,000) of planted data
+   (:func:`latent_label_data`), K = 50, both for the same number of outer iterations
+   (``tol=0``), so the ratio is the cost of Algorithm 3's iteration with its dual step
+   against one without (plus LinearSVC). Target: iLSVM at most 1.5x IBP+SVM.
+
+3. **Time against N** (``scaling``): iLSVM on the same planted data, N = 2,000 / 10,000 /
+   50,000 rows, the same settings, each shape compiled first; the dual steps (their wall
+   time is in ``trace_``) and the rest (mean-field phases, the final dual, driver) apart,
+   per row and outer iteration. Target: at most linear growth.
 
 Usage::
 
     PYTHONPATH=src python benchmarks/latent_svm.py --out latent.json
-    PYTHONPATH=src python benchmarks/latent_svm.py --parts scaling --sizes 2000,10000,50000
+    PYTHONPATH=src python benchmarks/latent_svm.py --parts ratio,scaling --sizes 2000,10000,50000
 """
 from __future__ import annotations
 
@@ -126,38 +132,80 @@ def run_pairs(args):
     return table, raw
 
 
-def run_scaling(args):
+def latent_label_data(n, d=50, big=4, noise=0.3, small_scale=0.3, seed=0):
+    """Rows of the IBP linear-Gaussian model: four latent features with unit-scale
+    loadings and one of scale ``small_scale`` whose value is the binary label."""
+    rng = np.random.default_rng(seed)
+    Z = (rng.uniform(size=(n, big + 1)) < 0.5).astype(float)
+    W = np.hstack([rng.normal(size=(d, big)), small_scale * rng.normal(size=(d, 1))])
+    X = Z @ W.T + noise * rng.normal(size=(n, d))
+    return X, Z[:, big].astype(int)
+
+
+def _fixed_iterations(args):
+    return dict(truncation=args.truncation or 50, n_iter=args.n_iter, tol=0.0)
+
+
+def run_ratio(args):
     from sklearn.pipeline import make_pipeline
     from sklearn.svm import LinearSVC
 
     from regbayes import IBPFeatures, InfiniteLatentSVC
-    from regbayes.datasets import make_latent_classification
 
-    latent = {} if args.truncation is None else {"truncation": args.truncation}
+    n = args.sizes[0]
+    X, y = latent_label_data(2 * n)
+    Xtr, ytr, Xte, yte = X[:n], y[:n], X[n:], y[n:]
+    fixed = _fixed_iterations(args)
+    make = {"iLSVM": lambda: InfiniteLatentSVC(C=args.C, random_state=0, **fixed),
+            "IBP+SVM": lambda: make_pipeline(IBPFeatures(random_state=0, **fixed), LinearSVC())}
+    fitted = {}
+
+    def call(name):
+        def one(_):
+            fitted[name] = make[name]().fit(Xtr, ytr)
+        return one
+
+    times = interleaved({name: call(name) for name in make}, args.ratio_repeats, warmup=1)
+    ratio = float(np.median(times["iLSVM"]) / np.median(times["IBP+SVM"]))
+    rows = [[name, f"{describe(v)['median']:.3f}", f"{describe(v)['min']:.3f}", f"{describe(v)['max']:.3f}",
+             f"{fitted[name].score(Xte, yte):.4f}"] for name, v in times.items()]
+    table = markdown_table(rows, ["method", "fit s (median)", "min", "max", "test accuracy"])
+    header = f"N = {n}, K = {fixed['truncation']}, {args.n_iter} outer iterations, C = {args.C}\n\n"
+    return header + table + f"\n\niLSVM ÷ IBP+SVM (median fit time): **{ratio:.2f}**", {"seconds": times, "ratio": ratio}
+
+
+def run_scaling(args):
+    from regbayes import InfiniteLatentSVC
+
+    fixed = _fixed_iterations(args)
     rows, raw = [], {}
     for n in args.sizes:
-        data = make_latent_classification(n_samples=n, n_features=60, n_latent=10, n_classes=5, random_state=0)
+        X, y = latent_label_data(n)
         log("scaling", n)
-        calls = {
-            "InfiniteLatentSVC": lambda r: InfiniteLatentSVC(random_state=r, **latent).fit(data.X, data.y) and None,
-            "IBP+SVM": lambda r: make_pipeline(IBPFeatures(random_state=r, **latent), LinearSVC()).fit(data.X, data.y) and None,
-        }
-        times = interleaved(calls, args.scaling_repeats, warmup=1 if n == args.sizes[0] else 0)
-        for name, values in times.items():
-            t = describe(values)
-            rows.append([n, name, f"{t['median']:.3f}", f"{1e6 * t['median'] / n:.1f}"])
-            raw[f"{name}/{n}"] = values
-    table = markdown_table(rows, ["N", "method", "fit s (median)", "µs per row"])
+        InfiniteLatentSVC(C=args.C, random_state=0, **{**fixed, "n_iter": 1}).fit(X, y)  # compile this shape
+        start = time.perf_counter()
+        clf = InfiniteLatentSVC(C=args.C, random_state=0, **fixed).fit(X, y)
+        seconds = time.perf_counter() - start
+        dual = float(np.sum(clf.trace_["dual_seconds"]))
+        per = 1e6 / clf.n_iter_ / n
+        rows.append([n, f"{seconds:.3f}", f"{dual:.3f}", int(np.sum(clf.trace_["dual_iterations"])),
+                     f"{seconds - dual:.3f}", f"{per * (seconds - dual):.2f}", f"{per * seconds:.2f}"])
+        raw[n] = {"seconds": seconds, "dual_seconds": dual, "n_iter": clf.n_iter_}
+    table = markdown_table(rows, ["N", "fit s", "dual steps s", "dual passes", "rest s", "rest µs / row / iteration",
+                                  "fit µs / row / iteration"])
     return table, raw
 
 
 def main(argv=None):
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    p.add_argument("--parts", default="pairs,scaling", help="comma-separated: pairs, scaling")
+    p.add_argument("--parts", default="pairs,ratio,scaling", help="comma-separated: pairs, ratio, scaling")
     p.add_argument("--repeats", type=int, default=3, help="timed rounds of the pairs (after one warm-up round)")
-    p.add_argument("--scaling-repeats", type=int, default=1)
-    p.add_argument("--sizes", default="2000,10000,50000", help="N of the scaling part")
-    p.add_argument("--truncation", type=int, default=None, help="truncation of every latent model (default: theirs)")
+    p.add_argument("--ratio-repeats", type=int, default=5, help="timed rounds of the ratio part")
+    p.add_argument("--sizes", default="2000,10000,50000", help="N of the scaling part (the first: of the ratio part)")
+    p.add_argument("--n-iter", type=int, default=10, help="outer iterations of the ratio and scaling parts")
+    p.add_argument("--C", type=float, default=1.0, help="iLSVM's C in the ratio and scaling parts")
+    p.add_argument("--truncation", type=int, default=None, help="truncation of every latent model (default: theirs; 50 "
+                   "in the ratio and scaling parts)")
     p.add_argument("--quick", action="store_true", help="the experiments' quick data")
     p.add_argument("--out", default=None, help="write JSON here")
     args = p.parse_args(argv)
@@ -168,6 +216,9 @@ def main(argv=None):
     if "pairs" in parts:
         table, out["pairs"] = run_pairs(args)
         print("\n### Pairs\n\n" + table)
+    if "ratio" in parts:
+        table, out["ratio"] = run_ratio(args)
+        print("\n### Same truncation\n\n" + table)
     if "scaling" in parts:
         table, out["scaling"] = run_scaling(args)
         print("\n### Time against N\n\n" + table)

@@ -173,7 +173,7 @@ def run(
     if tol is not None and not converged:
         warnings.warn(
             f"{algorithm.name} did not converge in {n_iter} iterations (tol={tol:g}); "
-            f"raise max_iter or tol",
+            f"raise the estimator's iteration limit (n_iter or max_iter) or tol",
             ConvergenceWarning,
             stacklevel=2,
         )
