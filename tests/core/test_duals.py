@@ -351,3 +351,19 @@ def test_bad_input_is_named():
         crammer_singer_dual(X, labels, 1.0, cost=-np.ones((20, 3)))
     with pytest.raises(ValueError, match=r"initial_dual must have shape \(20, 3\)"):
         crammer_singer_dual(X, labels, 1.0, initial_dual=np.zeros(20))
+
+
+def test_loose_tolerances_start_with_a_long_chunk_of_coordinate_descent(monkeypatch):
+    """At ``tol >= FINISH_BELOW_TOL`` the active-set finish waits for LOOSE_FIRST_PASSES
+    passes: a problem that coordinate descent solves in fewer never calls it; one where it
+    stalls (C = 10 here) still converges, with the finish."""
+    from regbayes.core import duals, polish
+
+    calls = []
+    original = polish.crammer_singer_polish
+    monkeypatch.setattr(polish, "crammer_singer_polish", lambda *a: calls.append(1) or original(*a))
+    X, y = multiclass_data(6, 400, 10, 4)
+    easy = crammer_singer_dual(X, y, 0.1, tol=duals.FINISH_BELOW_TOL)
+    assert easy.converged and easy.n_iter < duals.LOOSE_FIRST_PASSES and not calls
+    hard = crammer_singer_dual(X, y, 10.0, tol=duals.FINISH_BELOW_TOL)
+    assert hard.converged and hard.gap <= duals.FINISH_BELOW_TOL * hard.primal_objective and calls

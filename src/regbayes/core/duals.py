@@ -152,12 +152,21 @@ def _finish_budget(X, n_blocks: int = 1) -> float:
     return max(200.0 * X.size * n_blocks, 3e8)
 
 
-def _drive(run, finish, dual, max_iter: int, seed: int, cd_passes: int = 10) -> DualSolution:
+#: Relative gaps at least this loose are left to coordinate descent for a first chunk of
+#: ``LOOSE_FIRST_PASSES`` passes: it usually reaches them in a few dozen, while an
+#: active-set finish can cost up to a hundred. A problem where it stalls then gets the
+#: usual alternation.
+FINISH_BELOW_TOL = 1e-3
+LOOSE_FIRST_PASSES = 100
+
+
+def _drive(run, finish, dual, max_iter: int, seed: int, tol: float, cd_passes: int = 10) -> DualSolution:
     """Alternate ``cd_passes`` passes of coordinate descent with the active-set finish of
     :mod:`regbayes.core.polish`, kept only if it raises the dual objective; the gap is
     checked after every pass and every finish (``n_iter`` counts both). A warm start gets
     no earlier finish: it usually meets the tolerance within its first passes, and a
-    finish costs tens of passes.
+    finish costs tens of passes. For ``tol >= FINISH_BELOW_TOL`` the first chunk is
+    ``LOOSE_FIRST_PASSES`` passes long.
 
     ``run(dual, passes, seed) -> (mu, primal, dual_value, passes_done, converged)`` runs
     the kernel in place on ``dual`` (``passes = 0`` evaluates the objectives only);
@@ -165,7 +174,8 @@ def _drive(run, finish, dual, max_iter: int, seed: int, cd_passes: int = 10) -> 
     mu, primal, value, _, converged = run(dual, 0, np.uint64(0))
     n_iter, chunk = 0, 0
     while not converged and n_iter < max_iter:
-        mu, primal, value, done, converged = run(dual, min(cd_passes, max_iter - n_iter), _stream(seed, chunk))
+        passes = LOOSE_FIRST_PASSES if chunk == 0 and tol >= FINISH_BELOW_TOL else cd_passes
+        mu, primal, value, done, converged = run(dual, min(passes, max_iter - n_iter), _stream(seed, chunk))
         n_iter, chunk = n_iter + done, chunk + 1
         if converged or n_iter >= max_iter:
             break
@@ -220,7 +230,7 @@ def binary_svm_dual(features, y, C, *, tol=1e-8, max_iter=1000, initial_dual=Non
     tol, max_iter, seed = _options(tol, max_iter, seed)
     w = np.clip(_initial(initial_dual, (n,)), 0.0, C)
     return _drive(lambda dual, passes, stream: dual_kernels.binary_svm_cd(X, y, C, dual, tol, passes, stream),
-                  lambda dual, mu, gap: polish.binary_polish(X, y, C, dual, mu, gap, _finish_budget(X)), w, max_iter, seed)
+                  lambda dual, mu, gap: polish.binary_polish(X, y, C, dual, mu, gap, _finish_budget(X)), w, max_iter, seed, tol)
 
 
 def svr_dual(features, y, C, epsilon, *, tol=1e-8, max_iter=1000, initial_dual=None, seed=0) -> DualSolution:
@@ -264,7 +274,7 @@ def svr_dual(features, y, C, epsilon, *, tol=1e-8, max_iter=1000, initial_dual=N
     beta = np.clip(_initial(initial_dual, (n,)), -C, C)
     return _drive(lambda dual, passes, stream: dual_kernels.svr_cd(X, y, C, epsilon, dual, tol, passes, stream),
                   lambda dual, mu, gap: polish.svr_polish(X, y, C, epsilon, dual, mu, gap, _finish_budget(X)), beta,
-                  max_iter, seed)
+                  max_iter, seed, tol)
 
 
 def _class_labels(y, n: int, n_classes) -> tuple[np.ndarray, int]:
@@ -371,4 +381,4 @@ def crammer_singer_dual(features, y, C, *, n_classes=None, cost=None, tol=1e-8, 
         lambda dual, passes, stream: dual_kernels.crammer_singer_cd(X, labels, C, cost, dual, tol, passes, stream),
         lambda dual, mu, gap: polish.crammer_singer_polish(X, labels, C, cost, dual, mu, gap,
                                                            _finish_budget(X, n_classes)), omega,
-        max_iter, seed)
+        max_iter, seed, tol)
