@@ -1,4 +1,5 @@
 """The host loop of the driver: seeds, kept draws, trace, convergence, divergence."""
+import warnings
 from typing import NamedTuple
 
 import jax
@@ -62,6 +63,10 @@ def test_until_converged_on_a_flat_objective_and_the_warning():
     with pytest.warns(ConvergenceWarning, match="did not converge in 2 iterations"):
         result = run(Algorithm(settle, "settle"), 0, None, jax.random.key(0), n_iter=2, tol=1e-9)
     assert result.converged is False
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", ConvergenceWarning)  # tol=0: all n_iter iterations were asked for
+        result = run(Algorithm(settle, "settle"), 0, None, jax.random.key(0), n_iter=2, tol=0.0)
+    assert result.converged is False and result.n_iter == 2
 
 
 def test_callback_stops_and_is_not_timed():

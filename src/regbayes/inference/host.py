@@ -111,7 +111,8 @@ def run(
         Run until converged: ``info.objective`` must exist; the run stops once
         ``|F_{t-1} - F_t| <= tol * |F_{t-1}|`` (``F_{-1}`` is ``initial_objective`` when
         given), and warns with :class:`~sklearn.exceptions.ConvergenceWarning` when
-        ``n_iter`` iterations end without it.
+        ``n_iter`` iterations end without it (not for ``tol=0``, which asks for all
+        ``n_iter`` iterations unless the objective stops moving exactly).
 
     Raises :class:`DivergenceError` when a floating-point field of ``info`` is not finite
     or ``algorithm.check`` reports a message; its ``step_size`` is ``info.step_size``
@@ -170,7 +171,7 @@ def run(
                 break
     finally:
         bar.close()
-    if tol is not None and not converged:
+    if tol and not converged:
         warnings.warn(
             f"{algorithm.name} did not converge in {n_iter} iterations (tol={tol:g}); "
             f"raise the estimator's iteration limit (n_iter or max_iter) or tol",
