@@ -90,9 +90,8 @@ class _MultiTaskLatentBase(LatentParameters):
                  noise_variance=None, loading_variance=1.0, estimate_variances=False, include_inputs=False,
                  fit_intercept=True, joint=True, init="paper", anneal_iterations=0, anneal_start=0.01, random_state=None,
                  progress=False):
-        super().__init__(truncation=truncation, alpha=alpha, n_iter=n_iter, n_inner=n_inner, tol=tol, inner_tol=inner_tol,
-                         noise_variance=noise_variance, loading_variance=loading_variance, estimate_variances=estimate_variances,
-                         random_state=random_state, progress=progress)
+        super().__init__(truncation, alpha, n_iter, n_inner, tol, inner_tol, noise_variance, loading_variance, estimate_variances,
+                         random_state, progress)  # LatentParameters' order
         self.C = C
         self.include_inputs = include_inputs
         self.fit_intercept = fit_intercept
