@@ -58,6 +58,24 @@ def _converged(primal, dual, tol):
 
 
 @numba.njit(cache=True)
+def _pass_setup(X, seed):
+    """What every kernel's passes need: the squared row norms ``||x_n||^2``, the row order
+    (shuffled before each pass) and the generator's state from ``seed``."""
+    N = X.shape[0]
+    sq = np.empty(N)
+    for n in range(N):
+        sq[n] = np.dot(X[n], X[n])
+    return sq, np.arange(N), np.uint64(seed)
+
+
+@numba.njit(cache=True)
+def _add_row(a, x, out):
+    """``out += a * x`` in place (``out`` a weight vector, ``x`` a row of X)."""
+    for k in range(out.shape[0]):
+        out[k] += a * x[k]
+
+
+@numba.njit(cache=True)
 def _binary_objectives(X, y, C, w, mu):
     """Recompute ``mu = sum_n y_n w_n x_n`` in place; return (primal, dual)."""
     N, K = X.shape
@@ -80,45 +98,38 @@ def _binary_objectives(X, y, C, w, mu):
 
 
 @numba.njit(cache=True)
+def _binary_pass(X, y, C, w, mu, sq, order):
+    """One pass of exact row updates of the binary hinge dual, in ``order``."""
+    for n in order:
+        if C[n] == 0.0:
+            continue
+        grad = y[n] * np.dot(mu, X[n]) - 1.0
+        if sq[n] > 0.0:
+            new = min(max(w[n] - grad / sq[n], 0.0), C[n])
+        elif grad < 0.0:
+            new = C[n]
+        else:
+            new = w[n] if grad == 0.0 else 0.0
+        if new != w[n]:
+            _add_row((new - w[n]) * y[n], X[n], mu)
+            w[n] = new
+
+
+@numba.njit(cache=True)
 def binary_svm_cd(X, y, C, w, tol, max_iter, seed):
     """Dual coordinate descent for eq. 28 of paper 002; ``w`` updated in place.
 
     Returns ``(mu, primal, dual, n_iter, converged)``."""
-    N, K = X.shape
-    mu = np.zeros(K)
-    sq = np.empty(N)
-    for n in range(N):
-        sq[n] = np.dot(X[n], X[n])
-    order = np.arange(N)
-    state = np.uint64(seed)
+    mu = np.zeros(X.shape[1])
+    sq, order, state = _pass_setup(X, seed)
     primal, dual = _binary_objectives(X, y, C, w, mu)
     n_iter = 0
-    converged = _converged(primal, dual, tol)
-    while not converged and n_iter < max_iter:
+    while n_iter < max_iter and not _converged(primal, dual, tol):
         state = _shuffle(order, state)
-        for i in range(N):
-            n = order[i]
-            if C[n] == 0.0:
-                continue
-            grad = y[n] * np.dot(mu, X[n]) - 1.0
-            if sq[n] > 0.0:
-                new = min(max(w[n] - grad / sq[n], 0.0), C[n])
-            elif grad < 0.0:
-                new = C[n]
-            else:
-                new = w[n] if grad == 0.0 else 0.0
-            delta = new - w[n]
-            if delta != 0.0:
-                a = delta * y[n]
-                for k in range(K):
-                    mu[k] += a * X[n, k]
-                w[n] = new
-        n_iter += 1
+        _binary_pass(X, y, C, w, mu, sq, order)
         primal, dual = _binary_objectives(X, y, C, w, mu)
-        if _converged(primal, dual, tol):
-            converged = True
-            break
-    return mu, primal, dual, n_iter, converged
+        n_iter += 1
+    return mu, primal, dual, n_iter, _converged(primal, dual, tol)
 
 
 @numba.njit(cache=True)
@@ -143,53 +154,47 @@ def _svr_objectives(X, y, C, epsilon, beta, mu):
 
 
 @numba.njit(cache=True)
+def _svr_pass(X, y, C, epsilon, beta, mu, sq, order):
+    """One pass of exact row updates of the epsilon-insensitive dual, in ``order``."""
+    for n in order:
+        if C[n] == 0.0:
+            continue
+        residual = y[n] - np.dot(mu, X[n])
+        if sq[n] > 0.0:
+            v = beta[n] + residual / sq[n]
+            shrink = epsilon / sq[n]
+            if v > shrink:
+                new = v - shrink
+            elif v < -shrink:
+                new = v + shrink
+            else:
+                new = 0.0
+            new = min(max(new, -C[n]), C[n])
+        elif residual > epsilon:
+            new = C[n]
+        elif residual < -epsilon:
+            new = -C[n]
+        else:
+            new = 0.0
+        if new != beta[n]:
+            _add_row(new - beta[n], X[n], mu)
+            beta[n] = new
+
+
+@numba.njit(cache=True)
 def svr_cd(X, y, C, epsilon, beta, tol, max_iter, seed):
     """Dual coordinate descent for the epsilon-insensitive dual (Lemma 11); ``beta``
     updated in place. Returns ``(mu, primal, dual, n_iter, converged)``."""
-    N, K = X.shape
-    mu = np.zeros(K)
-    sq = np.empty(N)
-    for n in range(N):
-        sq[n] = np.dot(X[n], X[n])
-    order = np.arange(N)
-    state = np.uint64(seed)
+    mu = np.zeros(X.shape[1])
+    sq, order, state = _pass_setup(X, seed)
     primal, dual = _svr_objectives(X, y, C, epsilon, beta, mu)
     n_iter = 0
-    converged = _converged(primal, dual, tol)
-    while not converged and n_iter < max_iter:
+    while n_iter < max_iter and not _converged(primal, dual, tol):
         state = _shuffle(order, state)
-        for i in range(N):
-            n = order[i]
-            if C[n] == 0.0:
-                continue
-            residual = y[n] - np.dot(mu, X[n])
-            if sq[n] > 0.0:
-                v = beta[n] + residual / sq[n]
-                shrink = epsilon / sq[n]
-                if v > shrink:
-                    new = v - shrink
-                elif v < -shrink:
-                    new = v + shrink
-                else:
-                    new = 0.0
-                new = min(max(new, -C[n]), C[n])
-            elif residual > epsilon:
-                new = C[n]
-            elif residual < -epsilon:
-                new = -C[n]
-            else:
-                new = 0.0
-            delta = new - beta[n]
-            if delta != 0.0:
-                for k in range(K):
-                    mu[k] += delta * X[n, k]
-                beta[n] = new
-        n_iter += 1
+        _svr_pass(X, y, C, epsilon, beta, mu, sq, order)
         primal, dual = _svr_objectives(X, y, C, epsilon, beta, mu)
-        if _converged(primal, dual, tol):
-            converged = True
-            break
-    return mu, primal, dual, n_iter, converged
+        n_iter += 1
+    return mu, primal, dual, n_iter, _converged(primal, dual, tol)
 
 
 @numba.njit(cache=True)
@@ -258,53 +263,46 @@ def _cs_objectives(X, y, C, cost, omega, mu, scores):
 
 
 @numba.njit(cache=True)
+def _cs_pass(X, C, cost, omega, mu, sq, order, v, new, work):
+    """One pass of exact row updates of the Crammer–Singer dual, in ``order`` (``v``,
+    ``new``, ``work``: buffers of length L)."""
+    L = omega.shape[1]
+    for n in order:
+        if C[n] == 0.0:
+            continue
+        if sq[n] > 0.0:
+            for c in range(L):
+                v[c] = omega[n, c] + (np.dot(mu[c], X[n]) + cost[n, c]) / sq[n]
+            project_simplex(v, C[n], new, work)
+        else:  # a zero row: the row's objective is linear, all of C_n on the largest cost
+            best = 0
+            for c in range(1, L):
+                if cost[n, c] > cost[n, best]:
+                    best = c
+            new[:] = 0.0
+            new[best] = C[n]
+        for c in range(L):
+            if new[c] != omega[n, c]:
+                _add_row(-(new[c] - omega[n, c]), X[n], mu[c])
+                omega[n, c] = new[c]
+
+
+@numba.njit(cache=True)
 def crammer_singer_cd(X, y, C, cost, omega, tol, max_iter, seed):
     """Sequential dual method for the Crammer–Singer dual (eq. 34 with Lemma 12's cost
     term); ``omega`` (N, L) updated in place. Returns ``(mu, primal, dual, n_iter, converged)``."""
-    N, K = X.shape
     L = omega.shape[1]
-    mu = np.zeros((L, K))
-    sq = np.empty(N)
-    for n in range(N):
-        sq[n] = np.dot(X[n], X[n])
-    v = np.empty(L)
-    new = np.empty(L)
-    work = np.empty(L)
-    scores = np.empty(L)
-    order = np.arange(N)
-    state = np.uint64(seed)
+    mu = np.zeros((L, X.shape[1]))
+    v, new, work, scores = np.empty(L), np.empty(L), np.empty(L), np.empty(L)
+    sq, order, state = _pass_setup(X, seed)
     primal, dual = _cs_objectives(X, y, C, cost, omega, mu, scores)
     n_iter = 0
-    converged = _converged(primal, dual, tol)
-    while not converged and n_iter < max_iter:
+    while n_iter < max_iter and not _converged(primal, dual, tol):
         state = _shuffle(order, state)
-        for i in range(N):
-            n = order[i]
-            if C[n] == 0.0:
-                continue
-            if sq[n] > 0.0:
-                for c in range(L):
-                    v[c] = omega[n, c] + (np.dot(mu[c], X[n]) + cost[n, c]) / sq[n]
-                project_simplex(v, C[n], new, work)
-            else:  # a zero row: the row's objective is linear, all of C_n on the largest cost
-                best = 0
-                for c in range(1, L):
-                    if cost[n, c] > cost[n, best]:
-                        best = c
-                new[:] = 0.0
-                new[best] = C[n]
-            for c in range(L):
-                delta = new[c] - omega[n, c]
-                if delta != 0.0:
-                    for k in range(K):
-                        mu[c, k] -= delta * X[n, k]
-                    omega[n, c] = new[c]
-        n_iter += 1
+        _cs_pass(X, C, cost, omega, mu, sq, order, v, new, work)
         primal, dual = _cs_objectives(X, y, C, cost, omega, mu, scores)
-        if _converged(primal, dual, tol):
-            converged = True
-            break
-    return mu, primal, dual, n_iter, converged
+        n_iter += 1
+    return mu, primal, dual, n_iter, _converged(primal, dual, tol)
 
 
 @numba.njit(cache=True)

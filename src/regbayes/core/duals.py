@@ -81,33 +81,38 @@ def _features(features) -> np.ndarray:
     return np.ascontiguousarray(X)
 
 
-def _targets(y, n: int) -> np.ndarray:
+def _float_array(value, name: str, shape: tuple, *, kind: str, shape_rule: str, copy: bool = False,
+                 first_bad: bool = False) -> np.ndarray:
+    """``value`` as a C-contiguous float64 array of ``shape`` with finite entries (a copy with
+    ``copy``); a TypeError ("``name`` must be ``kind``") when it is not numeric, a ValueError
+    ("``name`` must ``shape_rule``") for another shape, and one naming NaN or infinity (with
+    the first such row with ``first_bad``)."""
     try:
-        y = np.asarray(y, dtype=np.float64)
+        out = np.array(value, dtype=np.float64) if copy else np.asarray(value, dtype=np.float64)
     except (TypeError, ValueError) as exc:
-        raise TypeError(f"y must be a numeric array, got {type(y).__name__}") from exc
-    if y.shape != (n,):
-        raise ValueError(f"y must have shape ({n},) to match features, got {y.shape}")
-    if not np.all(np.isfinite(y)):
-        raise ValueError(f"y contains NaN or infinity (first at row {np.argwhere(~np.isfinite(y))[0][0]})")
-    return np.ascontiguousarray(y)
+        raise TypeError(f"{name} must be {kind}, got {type(value).__name__}") from exc
+    if out.shape != shape:
+        raise ValueError(f"{name} must {shape_rule}, got {out.shape}")
+    finite = np.isfinite(out)
+    if not np.all(finite):
+        where = f" (first at row {np.argwhere(~finite)[0][0]})" if first_bad else ""
+        raise ValueError(f"{name} contains NaN or infinity{where}")
+    return np.ascontiguousarray(out)
+
+
+def _targets(y, n: int) -> np.ndarray:
+    return _float_array(y, "y", (n,), kind="a numeric array", shape_rule=f"have shape ({n},) to match features", first_bad=True)
 
 
 def _row_costs(C, n: int) -> np.ndarray:
     """``C`` (a scalar >= 0 or an (n,) array of them) as an (n,) float64 array."""
     if np.ndim(C) == 0:
         return np.full(n, check_real("C", C.item() if isinstance(C, np.ndarray) else C, low=0.0))
-    try:
-        C = np.asarray(C, dtype=np.float64)
-    except (TypeError, ValueError) as exc:
-        raise TypeError(f"C must be a number or an array of numbers, got {type(C).__name__}") from exc
-    if C.shape != (n,):
-        raise ValueError(f"C must be a scalar or have shape ({n},) (one value per row), got {C.shape}")
-    if not np.all(np.isfinite(C)):
-        raise ValueError("C contains NaN or infinity")
+    C = _float_array(C, "C", (n,), kind="a number or an array of numbers",
+                     shape_rule=f"be a scalar or have shape ({n},) (one value per row)")
     if np.any(C < 0):
         raise ValueError(f"C must be >= 0, got {C.min()} (at row {int(np.argmin(C))})")
-    return np.ascontiguousarray(C)
+    return C
 
 
 def _options(tol, max_iter, seed):
@@ -119,15 +124,8 @@ def _initial(initial_dual, shape, name="initial_dual") -> np.ndarray:
     """A float64 copy of ``initial_dual`` (zeros when None): never the caller's array."""
     if initial_dual is None:
         return np.zeros(shape)
-    try:
-        start = np.array(initial_dual, dtype=np.float64)  # a copy: the kernels write in place
-    except (TypeError, ValueError) as exc:
-        raise TypeError(f"{name} must be a numeric array, got {type(initial_dual).__name__}") from exc
-    if start.shape != shape:
-        raise ValueError(f"{name} must have shape {shape}, got {start.shape}")
-    if not np.all(np.isfinite(start)):
-        raise ValueError(f"{name} contains NaN or infinity")
-    return np.ascontiguousarray(start)
+    # a copy: the kernels write in place
+    return _float_array(initial_dual, name, shape, kind="a numeric array", shape_rule=f"have shape {shape}", copy=True)
 
 
 _CONTROLLER = []
@@ -304,17 +302,11 @@ def _cost_matrix(cost, labels: np.ndarray, n_classes: int) -> np.ndarray:
         out = np.ones((n, n_classes))
         out[np.arange(n), labels] = 0.0
         return out
-    try:
-        cost = np.asarray(cost, dtype=np.float64)
-    except (TypeError, ValueError) as exc:
-        raise TypeError(f"cost must be a numeric (N, L) array, got {type(cost).__name__}") from exc
-    if cost.shape != (n, n_classes):
-        raise ValueError(f"cost must have shape ({n}, {n_classes}) (rows, classes), got {cost.shape}")
-    if not np.all(np.isfinite(cost)):
-        raise ValueError("cost contains NaN or infinity")
+    cost = _float_array(cost, "cost", (n, n_classes), kind="a numeric (N, L) array",
+                        shape_rule=f"have shape ({n}, {n_classes}) (rows, classes)")
     if np.any(cost < 0):
         raise ValueError("cost must be >= 0 (the non-negative cost l_n(y) of section 4.2)")
-    return np.ascontiguousarray(cost)
+    return cost
 
 
 def _project_rows(start: np.ndarray, C: np.ndarray) -> np.ndarray:

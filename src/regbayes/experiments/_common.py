@@ -147,6 +147,18 @@ def load_breast_cancer(seed: int, test_size: float = 0.3):
     return load_breast_cancer_standardized(test_size=test_size, random_state=seed)
 
 
+def higgs_and_cancer(datasets, n: int, seed: int):
+    """Yield ``(dataset, label, (X_train, X_test, y_train, y_test))`` for each name in
+    ``datasets`` (the data of paper 000's Figs. 5-7), loaded when reached: "higgs-like"
+    (:func:`load_higgs_like` with ``n`` rows, labelled with N) or "breast-cancer"
+    (:func:`load_breast_cancer`); another name raises ValueError."""
+    loaders = {"higgs-like": lambda: load_higgs_like(n, seed), "breast-cancer": lambda: load_breast_cancer(seed)}
+    for dataset in datasets:
+        if dataset not in loaders:
+            raise ValueError(f"unknown data set {dataset!r}; choose from {sorted(loaders)}")
+        yield dataset, (f"higgs-like (N={n:,})" if dataset == "higgs-like" else dataset), loaders[dataset]()
+
+
 def fmt(value, digits: int = 3) -> str:
     """Compact number formatting for tables ("-" for None/NaN)."""
     if value is None:
@@ -200,6 +212,18 @@ def write_outputs(out_dir, name: str, fig, numbers: dict, markdown: str) -> dict
     js.write_text(json.dumps(_jsonable(numbers), indent=2) + "\n")
     md.write_text(markdown.rstrip() + "\n")
     return {"png": str(png), "json": str(js), "markdown": str(md)}
+
+
+def finish(out_dir, name: str, title: str, start: float, fig, table: str, text: str, results: dict) -> dict:
+    """The end of every experiment's ``run``: the seconds since ``start``; ``numbers``
+    ``{"experiment": name, **results, "seconds": ...}``; ``results.md`` as the title, ``text``,
+    the table and the total time; all written by :func:`write_outputs`. Returns ``name``,
+    ``seconds``, ``numbers``, ``table`` and the paths."""
+    seconds = time.perf_counter() - start
+    numbers = {"experiment": name, **results, "seconds": seconds}
+    markdown = f"# {title}\n\n{text}\n\n{table}\n\nTotal time: {seconds:.1f} s.\n"
+    paths = write_outputs(out_dir, name, fig, numbers, markdown)
+    return {"name": name, "seconds": seconds, "numbers": numbers, "table": table, **paths}
 
 
 def accuracy_run(make, X_train, y_train, X_test, y_test, *, n_checkpoints: int = 40, **params) -> dict:

@@ -12,7 +12,7 @@ import time
 
 import numpy as np
 
-from ._common import fit_model, markdown_table, relative_error, write_outputs
+from ._common import fit_model, markdown_table, relative_error, finish
 
 NAME = "demo"
 TITLE = "Bayesian linear SVM on breast cancer: Gibbs vs SSGLD vs SSGNHT"
@@ -116,25 +116,18 @@ def run(
         samples, names=feature_names,
         title=f"Posterior of the weights ({n_chains} chains x {n_draws} draws per sampler)",
     )
-    seconds = time.perf_counter() - start
-    numbers = {
-        "experiment": NAME,
+    text = (
+        f"{len(y_train)} training / {len(y_test)} test rows, 30 standardised features plus an intercept; "
+        f"{n_chains} chains x {n_draws} kept draws per sampler. Warm-up steps / thinning: "
+        + ", ".join(f"{k} {v['n_warmup']} / {v['thin']}" for k, v in lengths.items() if k in samplers)
+        + f". SSGLD (AdaGrad) and SSGNHT use minibatches of {min(batch_size, len(y_train))} rows. ESS and "
+        "R-hat are ArviZ's bulk ESS (minimum) and rank-normalised R-hat (maximum) over the weights."
+    )
+    return finish(out_dir, NAME, TITLE, start, fig, table, text, {
         "settings": {"quick": quick, "seed": seed, "n_draws": n_draws, "lengths": lengths,
                      "batch_size": batch_size, "n_chains": n_chains, "samplers": list(samplers)},
         "n_train": len(y_train),
         "n_test": len(y_test),
         "feature_names": feature_names,
         "samplers": per,
-        "seconds": seconds,
-    }
-    markdown = (
-        f"# {TITLE}\n\n"
-        f"{len(y_train)} training / {len(y_test)} test rows, 30 standardised features plus an intercept; "
-        f"{n_chains} chains x {n_draws} kept draws per sampler. Warm-up steps / thinning: "
-        + ", ".join(f"{k} {v['n_warmup']} / {v['thin']}" for k, v in lengths.items() if k in samplers)
-        + f". SSGLD (AdaGrad) and SSGNHT use minibatches of {min(batch_size, len(y_train))} rows. ESS and "
-        "R-hat are ArviZ's bulk ESS (minimum) and rank-normalised R-hat (maximum) over the weights.\n\n"
-        f"{table}\n\nTotal time: {seconds:.1f} s.\n"
-    )
-    paths = write_outputs(out_dir, NAME, fig, numbers, markdown)
-    return {"name": NAME, "seconds": seconds, "numbers": numbers, "table": table, **paths}
+    })

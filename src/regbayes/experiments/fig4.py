@@ -13,7 +13,7 @@ import time
 
 import numpy as np
 
-from ._common import fit_model, markdown_table, relative_error, write_outputs
+from ._common import fit_model, markdown_table, relative_error, finish
 
 NAME = "fig4"
 TITLE = "Fig. 4: posterior samples of a 2-D Bayesian linear SVM (Gibbs vs SSGLD vs SSGNHT)"
@@ -110,25 +110,18 @@ def run(
     )
     fig = posterior_density_images(samples, truth=coef_true, reference="gibbs" if "gibbs" in samples else None,
                                    title=f"{n} points, {n_samples} samples per method after {n_warmup} burn-in steps")
-    seconds = time.perf_counter() - start
-    numbers = {
-        "experiment": NAME,
-        "settings": {"n": n, "n_samples": n_samples, "n_warmup": n_warmup, "thin": thin,
-                     "batch_size": batch_size, "seed": seed, "quick": quick},
-        "true_coef": coef_true,
-        "methods": per_method,
-        "seconds": seconds,
-    }
-    markdown = (
-        f"# {TITLE}\n\n"
+    text = (
         f"Data: {n} points from `make_bayes_svm_2d` (seed {seed}), no intercept; true eta = "
         f"({coef_true[0]:.3f}, {coef_true[1]:.3f}); the model has the same N(0, I/3) prior, c = 1 and l = 1. "
         "(The hinge pseudo-likelihood is not the normalised label probability that generated the data, "
         "so the posterior concentrates on the direction of the true eta, not on its length.) "
         f"{n_samples} draws per method after {n_warmup} "
         f"burn-in steps; SSGLD (AdaGrad) and SSGNHT use minibatches of {min(batch_size, n)} and keep every "
-        f"{thin}-th step. Relative errors are Frobenius norms against the exact Gibbs sampler.\n\n"
-        f"{table}\n\nTotal time: {seconds:.1f} s.\n"
+        f"{thin}-th step. Relative errors are Frobenius norms against the exact Gibbs sampler."
     )
-    paths = write_outputs(out_dir, NAME, fig, numbers, markdown)
-    return {"name": NAME, "seconds": seconds, "numbers": numbers, "table": table, **paths}
+    return finish(out_dir, NAME, TITLE, start, fig, table, text, {
+        "settings": {"n": n, "n_samples": n_samples, "n_warmup": n_warmup, "thin": thin,
+                     "batch_size": batch_size, "seed": seed, "quick": quick},
+        "true_coef": coef_true,
+        "methods": per_method,
+    })

@@ -28,7 +28,7 @@ from ._common import (
     load_breast_cancer,
     load_higgs_like,
     markdown_table,
-    write_outputs,
+    finish,
 )
 
 NAME = "fig5"
@@ -154,23 +154,16 @@ def run(
         rows += curve_rows(dataset, results)
     fig = accuracy_vs_time_grid(panels, ncols=2, suptitle=TITLE)
     table = markdown_table(CURVE_HEADERS, rows)
-    seconds = time.perf_counter() - start
-    numbers = {
-        "experiment": NAME,
-        "settings": {"n": n, "quick": quick, "seed": seed, "iterations": iterations, "budget_seconds": budget,
-                     "samplers": list(samplers), "datasets": list(datasets)},
-        "datasets": all_results,
-        "seconds": seconds,
-    }
-    markdown = (
-        f"# {TITLE}\n\n"
+    text = (
         "Accuracy of the running posterior-mean classifier (mean of the second half of the draws so far) "
         "on held-out data, against sampling wall time (compilation excluded), all chains started at "
         f"eta = 0 without warm-up. Gibbs and SHMC use every row per iteration; on the Higgs-like set they "
         f"get a budget of about {budget:g} s of sampling (iterations from a 5-iteration pilot run), which "
         "is why they "
-        "run far fewer iterations than the stochastic samplers.\n\n"
-        f"{table}\n\nTotal time: {seconds:.1f} s.\n"
+        "run far fewer iterations than the stochastic samplers."
     )
-    paths = write_outputs(out_dir, NAME, fig, numbers, markdown)
-    return {"name": NAME, "seconds": seconds, "numbers": numbers, "table": table, **paths}
+    return finish(out_dir, NAME, TITLE, start, fig, table, text, {
+        "settings": {"n": n, "quick": quick, "seed": seed, "iterations": iterations, "budget_seconds": budget,
+                     "samplers": list(samplers), "datasets": list(datasets)},
+        "datasets": all_results,
+    })

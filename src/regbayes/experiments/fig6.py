@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import time
 
-from ._common import accuracy_run, load_breast_cancer, load_higgs_like, markdown_table, write_outputs
+from ._common import accuracy_run, higgs_and_cancer, markdown_table, finish
 
 NAME = "fig6"
 TITLE = "Fig. 6: sensitivity to the minibatch size (SSGLD, SSGNHT)"
@@ -51,14 +51,9 @@ def run(
     batch_sizes = sorted({int(b) for b in batch_sizes})
     if not batch_sizes or batch_sizes[0] < 1:
         raise ValueError(f"batch sizes must be positive integers, got {batch_sizes}")
-    loaders = {"higgs-like": lambda: load_higgs_like(n, seed), "breast-cancer": lambda: load_breast_cancer(seed)}
     panels, rows, numbers_data = {}, [], {}
-    for dataset in datasets:
-        if dataset not in loaders:
-            raise ValueError(f"unknown data set {dataset!r}; choose from {sorted(loaders)}")
-        X_train, X_test, y_train, y_test = loaders[dataset]()
+    for dataset, label, (X_train, X_test, y_train, y_test) in higgs_and_cancer(datasets, n, seed):
         it = iterations or (1000 if quick else (10000 if dataset == "higgs-like" else 5000))
-        label = f"higgs-like (N={n:,})" if dataset == "higgs-like" else dataset
         numbers_data[dataset] = {"n_train": len(y_train), "n_test": len(y_test), "iterations": it, "runs": {}}
         for sampler in samplers:
             curves = {}
@@ -82,20 +77,13 @@ def run(
     table = markdown_table(
         ["data", "sampler", "batch", "iterations", "final test acc.", "sampling s", "s / iteration", "note"], rows
     )
-    seconds = time.perf_counter() - start
-    numbers = {
-        "experiment": NAME,
+    text = (
+        "Same number of iterations for every batch size; accuracy of the running posterior mean "
+        "(second half of the draws so far) on held-out data. Larger minibatches cost more per "
+        "iteration but inject less gradient noise."
+    )
+    return finish(out_dir, NAME, TITLE, start, fig, table, text, {
         "settings": {"n": n, "quick": quick, "seed": seed, "iterations": iterations,
                      "batch_sizes": batch_sizes, "samplers": list(samplers), "datasets": list(datasets)},
         "datasets": numbers_data,
-        "seconds": seconds,
-    }
-    markdown = (
-        f"# {TITLE}\n\n"
-        "Same number of iterations for every batch size; accuracy of the running posterior mean "
-        "(second half of the draws so far) on held-out data. Larger minibatches cost more per "
-        "iteration but inject less gradient noise.\n\n"
-        f"{table}\n\nTotal time: {seconds:.1f} s.\n"
-    )
-    paths = write_outputs(out_dir, NAME, fig, numbers, markdown)
-    return {"name": NAME, "seconds": seconds, "numbers": numbers, "table": table, **paths}
+    })

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import time
 
-from ._common import accuracy_run, load_breast_cancer, load_higgs_like, markdown_table, write_outputs
+from ._common import accuracy_run, higgs_and_cancer, markdown_table, finish
 
 NAME = "fig7"
 TITLE = "Fig. 7: SSGLD with AdaGrad vs polynomially decaying step sizes"
@@ -43,16 +43,11 @@ def run(
     bad = sorted(set(schedules) - {"adagrad", "polynomial", "constant"})
     if bad:
         raise ValueError(f"unknown schedule(s) {bad}; choose from adagrad, polynomial, constant")
-    loaders = {"higgs-like": lambda: load_higgs_like(n, seed), "breast-cancer": lambda: load_breast_cancer(seed)}
     panels, rows, numbers_data = {}, [], {}
-    for dataset in datasets:
-        if dataset not in loaders:
-            raise ValueError(f"unknown data set {dataset!r}; choose from {sorted(loaders)}")
-        X_train, X_test, y_train, y_test = loaders[dataset]()
+    for dataset, label, (X_train, X_test, y_train, y_test) in higgs_and_cancer(datasets, n, seed):
         it = iterations or (2000 if quick else (20000 if dataset == "higgs-like" else 5000))
         batch = 1000 if dataset == "higgs-like" else 10
         batch = min(batch, len(y_train))
-        label = f"higgs-like (N={n:,})" if dataset == "higgs-like" else dataset
         numbers_data[dataset] = {"n_train": len(y_train), "n_test": len(y_test), "iterations": it,
                                  "batch_size": batch, "runs": {}}
         curves = {}
@@ -70,20 +65,13 @@ def run(
         panels[f"{label}, batch {batch}"] = curves
     fig = accuracy_vs_time_grid(panels, ncols=min(2, max(1, len(panels))), suptitle=TITLE)
     table = markdown_table(["data", "schedule", "batch", "iterations", "final test acc.", "sampling s", "note"], rows)
-    seconds = time.perf_counter() - start
-    numbers = {
-        "experiment": NAME,
+    text = (
+        "AdaGrad: per-coordinate preconditioned SSGLD with a constant base step. Polynomial: "
+        "h_t = h0 (1 + t)^(-0.33) (BayesianSVC's `schedule=\"polynomial\"`). Accuracy of the "
+        "running posterior mean (second half of the draws so far) on held-out data."
+    )
+    return finish(out_dir, NAME, TITLE, start, fig, table, text, {
         "settings": {"n": n, "quick": quick, "seed": seed, "iterations": iterations,
                      "schedules": list(schedules), "datasets": list(datasets)},
         "datasets": numbers_data,
-        "seconds": seconds,
-    }
-    markdown = (
-        f"# {TITLE}\n\n"
-        "AdaGrad: per-coordinate preconditioned SSGLD with a constant base step. Polynomial: "
-        "h_t = h0 (1 + t)^(-0.33) (BayesianSVC's `schedule=\"polynomial\"`). Accuracy of the "
-        "running posterior mean (second half of the draws so far) on held-out data.\n\n"
-        f"{table}\n\nTotal time: {seconds:.1f} s.\n"
-    )
-    paths = write_outputs(out_dir, NAME, fig, numbers, markdown)
-    return {"name": NAME, "seconds": seconds, "numbers": numbers, "table": table, **paths}
+    })

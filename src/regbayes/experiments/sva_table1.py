@@ -22,7 +22,7 @@ import time
 
 import numpy as np
 
-from ._common import fmt, markdown_table, write_outputs
+from ._common import fmt, markdown_table, finish
 
 NAME = "sva-table1"
 TITLE = "Table 1 of paper 001: M2DPM vs DP-means+SVM, Gibbs iSVM and single classifiers"
@@ -330,9 +330,13 @@ def run(
         ax.set_title(f"Setting {setting}")
         ax.legend(fontsize=7)
 
-    seconds = time.perf_counter() - start
-    numbers = {
-        "experiment": NAME,
+    text = (
+        f"{n_datasets} random data set(s) per setting, 80/20 split, {cfg['n_folds']}-fold cross-validation on the "
+        "training part (grids in the JSON; InfiniteSVC with fixed hyper-parameters). Time: the final fit on the "
+        "training part, cross-validation excluded; timings on a shared CPU are noisy. 'oracle': one exact SVM per "
+        "true cluster with the true cluster of each test point given."
+    )
+    return finish(out_dir, NAME, TITLE, start, fig, table, text, {
         "settings": {"quick": quick, "seed": seed, "n_datasets": n_datasets, "first_dataset": first_dataset,
                      "n_folds": cfg["n_folds"],
                      "n_samples": n_samples, "grids": {"M2DPM": cfg["m2dpm_grid"], "DPMeansSVC": cfg["dpmeans_grid"],
@@ -343,15 +347,4 @@ def run(
         "per_dataset": per,
         "skipped": skipped,
         "paper": PAPER,
-        "seconds": seconds,
-    }
-    markdown = (
-        f"# {TITLE}\n\n"
-        f"{n_datasets} random data set(s) per setting, 80/20 split, {cfg['n_folds']}-fold cross-validation on the "
-        "training part (grids in the JSON; InfiniteSVC with fixed hyper-parameters). Time: the final fit on the "
-        "training part, cross-validation excluded; timings on a shared CPU are noisy. 'oracle': one exact SVM per "
-        "true cluster with the true cluster of each test point given.\n\n"
-        f"{table}\n\nTotal time: {seconds:.1f} s.\n"
-    )
-    paths = write_outputs(out_dir, NAME, fig, numbers, markdown)
-    return {"name": NAME, "seconds": seconds, "numbers": numbers, "table": table, **paths}
+    })

@@ -69,20 +69,6 @@ class IBPFeatures(TransformerMixin, LatentFeatureModel):
     trace_ : dict of per-iteration records of the driver
     """
 
-    def __init__(self, truncation=50, alpha=1.0, n_iter=20, n_inner=10, tol=1e-4, inner_tol=1e-3, noise_variance=None,
-                 loading_variance=1.0, estimate_variances=False, random_state=None, progress=False):
-        self.truncation = truncation
-        self.alpha = alpha
-        self.n_iter = n_iter
-        self.n_inner = n_inner
-        self.tol = tol
-        self.inner_tol = inner_tol
-        self.noise_variance = noise_variance
-        self.loading_variance = loading_variance
-        self.estimate_variances = estimate_variances
-        self.random_state = random_state
-        self.progress = progress
-
     def fit(self, X, y=None):
         """Fit the IBP factor model to X (n_samples, n_features); ``y`` is ignored."""
         self._validate_params()

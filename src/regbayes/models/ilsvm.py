@@ -89,21 +89,12 @@ class InfiniteLatentSVC(ClassifierMixin, TransformerMixin, LatentFeatureModel):
     def __init__(self, C=1.0, truncation=50, alpha=1.0, n_iter=20, n_inner=10, tol=1e-4, inner_tol=1e-3,
                  noise_variance=None, loading_variance=1.0, estimate_variances=False, include_inputs=False,
                  fit_intercept=True, dual_tol=1e-2, random_state=None, progress=False):
+        super().__init__(truncation, alpha, n_iter, n_inner, tol, inner_tol, noise_variance, loading_variance, estimate_variances,
+                         random_state, progress)  # LatentParameters' order
         self.C = C
+        self.include_inputs = include_inputs
         self.fit_intercept = fit_intercept
         self.dual_tol = dual_tol
-        self.truncation = truncation
-        self.alpha = alpha
-        self.n_iter = n_iter
-        self.n_inner = n_inner
-        self.tol = tol
-        self.inner_tol = inner_tol
-        self.noise_variance = noise_variance
-        self.loading_variance = loading_variance
-        self.estimate_variances = estimate_variances
-        self.include_inputs = include_inputs
-        self.random_state = random_state
-        self.progress = progress
 
     def fit(self, X, y, X_unlabeled=None):
         """Fit on labelled rows ``X``, ``y`` (any labels, two classes or more); rows of

@@ -84,18 +84,42 @@ def data_digest(X: np.ndarray) -> str:
     return hashlib.sha1(repr(X.shape).encode() + X.tobytes()).hexdigest()
 
 
-class LatentFeatureModel(RegBayesEstimator):
-    """Base of the IBP latent-feature estimators (module docstring)."""
+class LatentParameters(RegBayesEstimator):
+    """The parameters every IBP latent-feature estimator has (``LATENT_CONSTRAINTS``: the
+    truncated IBP of paper 002, section 4.1, and the mean-field loop of Algorithms 2 and 3)
+    and its dense float64 input; the single-task and multi-task estimators build on it."""
 
     _parameter_constraints: dict = dict(LATENT_CONSTRAINTS)
 
-    # ------------------------------------------------------------------ input
+    def __init__(self, truncation=50, alpha=1.0, n_iter=20, n_inner=10, tol=1e-4, inner_tol=1e-3, noise_variance=None,
+                 loading_variance=1.0, estimate_variances=False, random_state=None, progress=False):
+        self.truncation = truncation
+        self.alpha = alpha
+        self.n_iter = n_iter
+        self.n_inner = n_inner
+        self.tol = tol
+        self.inner_tol = inner_tol
+        self.noise_variance = noise_variance
+        self.loading_variance = loading_variance
+        self.estimate_variances = estimate_variances
+        self.random_state = random_state
+        self.progress = progress
+
     def _check_X(self, X, *, reset: bool):
         """X validated as a dense float64 array (sparse input densified; never modified)."""
         X = validate_data(self, X, accept_sparse=["csr", "csc", "coo"], dtype=np.float64, reset=reset)
         if sp.issparse(X):
             X = X.toarray()
         return np.asarray(X)
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.input_tags.sparse = True
+        return tags
+
+
+class LatentFeatureModel(LatentParameters):
+    """Base of the IBP latent-feature estimators (module docstring)."""
 
     # ------------------------------------------------------------------ fit
     def _fit_latent(self, X, labels=None, n_classes=0, *, C=0.0, include_inputs=False, intercept_scaling=0.0,
@@ -150,8 +174,3 @@ class LatentFeatureModel(RegBayesEstimator):
     def _latent_features(self, X):
         check_is_fitted(self, "components_")
         return self._infer(self._check_X(X, reset=False))
-
-    def __sklearn_tags__(self):
-        tags = super().__sklearn_tags__()
-        tags.input_tags.sparse = True
-        return tags

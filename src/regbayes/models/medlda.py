@@ -35,12 +35,11 @@ from __future__ import annotations
 
 import time
 import warnings
-from numbers import Integral, Real
 
 import jax
 import numpy as np
 from sklearn.base import ClassifierMixin, TransformerMixin
-from sklearn.utils._param_validation import HasMethods, Interval, StrOptions
+from sklearn.utils._param_validation import StrOptions
 from sklearn.utils.validation import check_is_fitted
 
 from .. import schedules
@@ -54,16 +53,11 @@ from ..samplers import defaults
 from ..validation import check_int
 from .base import RegBayesEstimator, vote_fractions
 from .medlda_refit import refit_classifier
-from .topic_input import CountInputMixin
+from .topic_input import POSITIVE, TOPIC_CONSTRAINTS, CountInputMixin, at_least
 
 SAMPLERS = ("ssgrld", "gibbs")
 MULTI_CLASS = ("auto", "ovr", "crammer_singer")
-_POSITIVE = Interval(Real, 0, np.inf, closed="neither")
-_STEP = [_POSITIVE, callable, None]
-
-
-def _at_least(n):
-    return Interval(Integral, n, None, closed="left")
+_STEP = [POSITIVE, callable, None]
 
 
 class MedLDA(ClassifierMixin, TransformerMixin, CountInputMixin, RegBayesEstimator):
@@ -183,29 +177,19 @@ class MedLDA(ClassifierMixin, TransformerMixin, CountInputMixin, RegBayesEstimat
     """
 
     _parameter_constraints = {
-        "n_topics": [_at_least(2)],
-        "alpha": [_POSITIVE],
-        "beta": [_POSITIVE],
-        "C": [_POSITIVE],
-        "margin": [_POSITIVE],
-        "prior_scale": [_POSITIVE],
+        **TOPIC_CONSTRAINTS,
+        "margin": [POSITIVE],
         "sampler": [StrOptions(set(SAMPLERS))],
         "multi_class": [StrOptions(set(MULTI_CLASS))],
-        "batch_size": [_at_least(1)],
-        "n_iter": [_at_least(1), None],
-        "n_inner_sweeps": [_at_least(1)],
-        "n_inner_burnin": [_at_least(0)],
+        "batch_size": [at_least(1)],
+        "n_inner_sweeps": [at_least(1)],
+        "n_inner_burnin": [at_least(0)],
         "topic_step_size": _STEP,
         "classifier_step_size": _STEP,
-        "n_draws": [_at_least(1)],
-        "n_transform_sweeps": [_at_least(2)],
+        "n_draws": [at_least(1)],
         "refit_classifier": ["boolean"],
-        "vectorizer": [HasMethods(["fit_transform", "transform"]), None],
-        "snapshot_every": [_at_least(1), None],
+        "snapshot_every": [at_least(1), None],
         "callback": [callable, None],
-        "n_jobs": [_at_least(1), None],
-        "random_state": ["random_state"],
-        "progress": ["boolean"],
     }
 
     def __init__(

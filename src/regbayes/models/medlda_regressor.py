@@ -19,12 +19,12 @@ prior mean proportions ``1/K``.
 """
 from __future__ import annotations
 
-from numbers import Integral, Real
+from numbers import Real
 
 import jax
 import numpy as np
 from sklearn.base import RegressorMixin, TransformerMixin
-from sklearn.utils._param_validation import HasMethods, Interval
+from sklearn.utils._param_validation import Interval
 from sklearn.utils.validation import check_is_fitted
 
 from ..algorithms import lda_kernels as kern
@@ -34,14 +34,7 @@ from ..inference import Algorithm, run
 from ..rng import host_seeds
 from ..samplers import defaults
 from .base import RegBayesEstimator
-from .topic_input import CountInputMixin
-
-_POSITIVE = Interval(Real, 0, np.inf, closed="neither")
-
-
-def _at_least(n):
-    return Interval(Integral, n, None, closed="left")
-
+from .topic_input import TOPIC_CONSTRAINTS, CountInputMixin
 
 class MedLDARegressor(RegressorMixin, TransformerMixin, CountInputMixin, RegBayesEstimator):
     """Max-margin supervised topic model for a real response (Gibbs MedLDA regression).
@@ -99,19 +92,9 @@ class MedLDARegressor(RegressorMixin, TransformerMixin, CountInputMixin, RegBaye
     """
 
     _parameter_constraints = {
-        "n_topics": [_at_least(2)],
-        "alpha": [_POSITIVE],
-        "beta": [_POSITIVE],
-        "C": [_POSITIVE],
+        **TOPIC_CONSTRAINTS,
         "epsilon": [Interval(Real, 0, np.inf, closed="left")],
-        "prior_scale": [_POSITIVE],
         "fit_intercept": ["boolean"],
-        "n_iter": [_at_least(1), None],
-        "n_transform_sweeps": [_at_least(2)],
-        "vectorizer": [HasMethods(["fit_transform", "transform"]), None],
-        "n_jobs": [_at_least(1), None],
-        "random_state": ["random_state"],
-        "progress": ["boolean"],
     }
 
     def __init__(

@@ -45,18 +45,15 @@ from __future__ import annotations
 from numbers import Integral, Real
 
 import numpy as np
-import scipy.sparse as sp
 from sklearn.base import ClassifierMixin, RegressorMixin, TransformerMixin
 from sklearn.metrics import accuracy_score, r2_score
 from sklearn.utils._param_validation import Interval, StrOptions
-from sklearn.utils.validation import check_is_fitted, column_or_1d, validate_data
+from sklearn.utils.validation import check_is_fitted, column_or_1d
 
 from ..algorithms.mt_ilsvm import INITS, decision_values, mt_compile, mt_data, mt_init, mt_step
 from ..inference import Algorithm, run
 from ..rng import host_seeds, key_from_seed
-from .base import RegBayesEstimator
-
-POSITIVE = Interval(Real, 0, None, closed="neither")
+from .latent_base import LATENT_CONSTRAINTS, POSITIVE, LatentParameters
 NOISE_VARIANCE_FLOOR = 1e-3  # times the mean variance of a scaled input column, 1 / D
 DUAL_TOL = 1e-3  # relative duality gap of each task's dual (LinearSVC's default tolerance is of this order)
 DUAL_MAX_ITER = 1000
@@ -72,36 +69,36 @@ def ppca_noise_variance(X, truncation: int) -> float:
     return max(float(np.mean(values[: D - q])), NOISE_VARIANCE_FLOOR * float(np.mean(values)), 1e-300)
 
 
-class _MultiTaskLatentBase(RegBayesEstimator):
+class _MultiTaskLatentBase(LatentParameters):
     """What the two estimators share: parameters, scaling, the run, features."""
 
     _parameter_constraints: dict = {
-        "truncation": [Interval(Integral, 1, None, closed="left")],
-        "alpha": [POSITIVE],
-        "C": [POSITIVE],
-        "n_iter": [Interval(Integral, 1, None, closed="left")],
-        "n_inner": [Interval(Integral, 1, None, closed="left")],
+        **LATENT_CONSTRAINTS,
         "tol": [POSITIVE],
         "inner_tol": [POSITIVE],
-        "noise_variance": [POSITIVE, None],
-        "loading_variance": [POSITIVE],
-        "estimate_variances": ["boolean"],
+        "C": [POSITIVE],
         "include_inputs": ["boolean"],
         "fit_intercept": ["boolean"],
         "joint": ["boolean"],
         "init": [StrOptions(set(INITS))],
         "anneal_iterations": [Interval(Integral, 0, None, closed="left")],
         "anneal_start": [Interval(Real, 0, 1, closed="right")],
-        "random_state": ["random_state"],
-        "progress": ["boolean"],
     }
     _loss = "hinge"
 
-    def _check_X(self, X, reset: bool):
-        X = validate_data(self, X, reset=reset, accept_sparse=["csr", "csc", "coo"], dtype=np.float64)
-        if sp.issparse(X):
-            X = X.toarray()
-        return X
+    def __init__(self, truncation=50, alpha=1.0, C=1.0, n_iter=20, n_inner=10, tol=1e-4, inner_tol=1e-3,
+                 noise_variance=None, loading_variance=1.0, estimate_variances=False, include_inputs=False,
+                 fit_intercept=True, joint=True, init="paper", anneal_iterations=0, anneal_start=0.01, random_state=None,
+                 progress=False):
+        super().__init__(truncation, alpha, n_iter, n_inner, tol, inner_tol, noise_variance, loading_variance, estimate_variances,
+                         random_state, progress)  # LatentParameters' order
+        self.C = C
+        self.include_inputs = include_inputs
+        self.fit_intercept = fit_intercept
+        self.joint = joint
+        self.init = init
+        self.anneal_iterations = anneal_iterations
+        self.anneal_start = anneal_start
 
     def _scale(self, X):
         return (X - self.feature_mean_) / self.feature_scale_  # a new array: the user's X is not changed
@@ -173,6 +170,15 @@ class _MultiTaskLatentBase(RegBayesEstimator):
             raise ValueError(f"tasks holds task ids not seen in fit, e.g. {tasks[unknown][0]!r}")
         return codes
 
+    def _task_rows(self, tasks, n_rows: int):
+        """The per-task row lists: one task of every row (``tasks`` None), else by ``tasks``
+        (:meth:`_task_index`); sets the prediction mode."""
+        if tasks is None:
+            self._mode = "single"
+            return [np.arange(n_rows)]
+        self._mode = "tasks"
+        return self._task_index(tasks, n_rows)
+
     def _task_index(self, tasks, n_rows: int):
         """Set ``tasks_`` from a task index and return the per-task row lists."""
         tasks = np.asarray(tasks)
@@ -182,11 +188,6 @@ class _MultiTaskLatentBase(RegBayesEstimator):
             raise ValueError("tasks contains NaN or infinity")
         self.tasks_, codes = np.unique(tasks, return_inverse=True)
         return [np.flatnonzero(codes == m) for m in range(len(self.tasks_))]
-
-    def __sklearn_tags__(self):
-        tags = super().__sklearn_tags__()
-        tags.input_tags.sparse = True
-        return tags
 
 
 def _check_y(y):
@@ -274,29 +275,6 @@ class MultiTaskInfiniteLatentSVC(ClassifierMixin, TransformerMixin, _MultiTaskLa
     trace_ : dict of the per-iteration info (duality gap, inner sweeps, ...) and timings
     """
 
-    def __init__(self, truncation=50, alpha=1.0, C=1.0, n_iter=20, n_inner=10, tol=1e-4, inner_tol=1e-3,
-                 noise_variance=None, loading_variance=1.0, estimate_variances=False, include_inputs=False,
-                 fit_intercept=True, joint=True, init="paper", anneal_iterations=0, anneal_start=0.01, random_state=None,
-                 progress=False):
-        self.truncation = truncation
-        self.alpha = alpha
-        self.C = C
-        self.n_iter = n_iter
-        self.n_inner = n_inner
-        self.tol = tol
-        self.inner_tol = inner_tol
-        self.noise_variance = noise_variance
-        self.loading_variance = loading_variance
-        self.estimate_variances = estimate_variances
-        self.include_inputs = include_inputs
-        self.fit_intercept = fit_intercept
-        self.joint = joint
-        self.init = init
-        self.anneal_iterations = anneal_iterations
-        self.anneal_start = anneal_start
-        self.random_state = random_state
-        self.progress = progress
-
     def fit(self, X, y, tasks=None):
         """Fit on a label-indicator matrix ``y`` (N, M) of 0/1, or on labels ``y`` (N,) with
         ``tasks`` (N,) (one task per row; two classes overall, both in every task)."""
@@ -316,12 +294,8 @@ class MultiTaskInfiniteLatentSVC(ClassifierMixin, TransformerMixin, _MultiTaskLa
                 raise ValueError(f"Only binary classification is supported: y has {len(self.classes_)} classes; pass a "
                                  "label-indicator matrix for several labels per row, or tasks=... with two classes overall")
             signs = 2.0 * codes - 1.0
-            if tasks is None:
-                self._mode = "single"
-                rows = [np.arange(X.shape[0])]
-            else:
-                self._mode = "tasks"
-                rows = self._task_index(tasks, X.shape[0])
+            rows = self._task_rows(tasks, X.shape[0])
+            if tasks is not None:
                 for m, r in enumerate(rows):
                     if len(np.unique(signs[r])) < 2:
                         raise ValueError(f"task {self.tasks_[m]!r} has one class ({self.classes_[int(signs[r][0] > 0)]!r}); "
@@ -399,25 +373,12 @@ class MultiTaskInfiniteLatentSVR(RegressorMixin, TransformerMixin, _MultiTaskLat
                  noise_variance=None, loading_variance=1.0, estimate_variances=False, include_inputs=False,
                  fit_intercept=False, joint=True, init="paper", anneal_iterations=0, anneal_start=0.01, random_state=None,
                  progress=False):
-        self.truncation = truncation
-        self.alpha = alpha
-        self.C = C
+        super().__init__(truncation=truncation, alpha=alpha, C=C, n_iter=n_iter, n_inner=n_inner, tol=tol, inner_tol=inner_tol,
+                         noise_variance=noise_variance, loading_variance=loading_variance, estimate_variances=estimate_variances,
+                         include_inputs=include_inputs, fit_intercept=fit_intercept, joint=joint, init=init,
+                         anneal_iterations=anneal_iterations, anneal_start=anneal_start, random_state=random_state,
+                         progress=progress)
         self.epsilon = epsilon
-        self.n_iter = n_iter
-        self.n_inner = n_inner
-        self.tol = tol
-        self.inner_tol = inner_tol
-        self.noise_variance = noise_variance
-        self.loading_variance = loading_variance
-        self.estimate_variances = estimate_variances
-        self.include_inputs = include_inputs
-        self.fit_intercept = fit_intercept
-        self.joint = joint
-        self.init = init
-        self.anneal_iterations = anneal_iterations
-        self.anneal_start = anneal_start
-        self.random_state = random_state
-        self.progress = progress
 
     def fit(self, X, y, tasks=None):
         """Fit on targets ``y`` (N,), with ``tasks`` (N,) the task of each row (None: one task)."""
@@ -431,12 +392,7 @@ class MultiTaskInfiniteLatentSVR(RegressorMixin, TransformerMixin, _MultiTaskLat
         except (TypeError, ValueError) as exc:
             raise ValueError(f"y must hold real targets, got dtype {y.dtype}") from exc
         _check_finite_target(y)
-        if tasks is None:
-            self._mode = "single"
-            rows = [np.arange(X.shape[0])]
-        else:
-            self._mode = "tasks"
-            rows = self._task_index(tasks, X.shape[0])
+        rows = self._task_rows(tasks, X.shape[0])
         self.n_tasks_ = len(rows)
         self.task_means_ = np.array([y[r].mean() for r in rows])
         centred = np.concatenate([y[r] - mu for r, mu in zip(rows, self.task_means_)])

@@ -5,14 +5,40 @@ responses (``MedLDARegressor``)."""
 from __future__ import annotations
 
 import warnings
+from numbers import Integral, Real
 
 import numpy as np
 from sklearn.base import clone
 from sklearn.feature_extraction.text import CountVectorizer
+from sklearn.utils._param_validation import HasMethods, Interval
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import column_or_1d, validate_data
 
 from ..validation import check_counts, is_text
+
+POSITIVE = Interval(Real, 0, np.inf, closed="neither")
+
+
+def at_least(n):
+    """The constraint "an integer >= n"."""
+    return Interval(Integral, n, None, closed="left")
+
+
+#: The parameters both topic-model estimators have (LDA's K, alpha, beta; the pseudo-likelihood's
+#: C; the Gaussian prior's nu; the run, inference for new documents, input and threads).
+TOPIC_CONSTRAINTS = {
+    "n_topics": [at_least(2)],
+    "alpha": [POSITIVE],
+    "beta": [POSITIVE],
+    "C": [POSITIVE],
+    "prior_scale": [POSITIVE],
+    "n_iter": [at_least(1), None],
+    "n_transform_sweeps": [at_least(2)],
+    "vectorizer": [HasMethods(["fit_transform", "transform"]), None],
+    "n_jobs": [at_least(1), None],
+    "random_state": ["random_state"],
+    "progress": ["boolean"],
+}
 
 
 class CountInputMixin:
