@@ -24,7 +24,7 @@ import time
 
 import numpy as np
 
-from ._common import markdown_table, write_outputs
+from ._common import finish, markdown_table
 from .latent_data import multiview_data
 
 NAME = "ilsvm-table1"
@@ -137,12 +137,10 @@ def run(out_dir, *, quick: bool = False, seed: int = 0, n_seeds: int | None = No
         ax.set_ylim(max(0.0, low - 0.1), 1.0)
     fig.suptitle(split.name, fontsize=9)
 
-    seconds = time.perf_counter() - start
-    numbers = {"experiment": NAME, "data": split.name, "stand_in": split.stand_in,
-               "settings": {"quick": quick, "seed": seed, "n_seeds": n_seeds, "truncation": truncation, **params},
-               "results": results, "paper": PAPER, "seconds": seconds}
-    markdown = (f"# {TITLE}\n\nData: {split.name}; {len(split.y_train)} training and {len(split.y_test)} test rows. "
-                f"Mean ± std over {n_seeds} initialisations (LinearSVC is deterministic: one run). The paper's columns "
-                f"are its TRECVID2003 and Flickr rows (not public data).\n\n{table}\n\nTotal time: {seconds:.1f} s.\n")
-    paths = write_outputs(out_dir, NAME, fig, numbers, markdown)
-    return {"name": NAME, "seconds": seconds, "numbers": numbers, "table": table, **paths}
+    text = (f"Data: {split.name}; {len(split.y_train)} training and {len(split.y_test)} test rows. Mean ± std over "
+            f"{n_seeds} initialisations (LinearSVC is deterministic: one run). The paper's columns are its TRECVID2003 "
+            "and Flickr rows (not public data).")
+    return finish(out_dir, NAME, TITLE, start, fig, table, text, {
+        "data": split.name, "stand_in": split.stand_in,
+        "settings": {"quick": quick, "seed": seed, "n_seeds": n_seeds, "truncation": truncation, **params},
+        "results": results, "paper": PAPER})

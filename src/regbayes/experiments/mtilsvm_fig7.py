@@ -20,7 +20,7 @@ import time
 
 import numpy as np
 
-from ._common import markdown_table, write_outputs
+from ._common import finish, markdown_table
 from .latent_data import explained_variance, school_data
 
 NAME = "mtilsvm-fig7"
@@ -124,10 +124,6 @@ def run(out_dir, *, quick: bool = False, seed: int = 0, n_splits: int | None = N
     ax.set_ylabel("explained variance (%)")
     ax.set_title(name, fontsize=9)
 
-    seconds = time.perf_counter() - start
-    numbers = {"experiment": NAME, "data": name, "settings": {"quick": quick, "seed": seed, "n_splits": n_splits, **params},
-               "results": results, "seconds": seconds}
-    markdown = (f"# {TITLE}\n\nData: {name}; mean ± std over {n_splits} splits (75 % of each school's pupils for "
-                f"training).\n\n{table}\n\nTotal time: {seconds:.1f} s.\n")
-    paths = write_outputs(out_dir, NAME, fig, numbers, markdown)
-    return {"name": NAME, "seconds": seconds, "numbers": numbers, "table": table, **paths}
+    text = f"Data: {name}; mean ± std over {n_splits} splits (75 % of each school's pupils for training)."
+    return finish(out_dir, NAME, TITLE, start, fig, table, text, {
+        "data": name, "settings": {"quick": quick, "seed": seed, "n_splits": n_splits, **params}, "results": results})

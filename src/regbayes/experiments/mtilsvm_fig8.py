@@ -13,7 +13,7 @@ import time
 
 import numpy as np
 
-from ._common import markdown_table, write_outputs
+from ._common import finish, markdown_table
 from .latent_data import explained_variance, multilabel_scores, school_data, yeast_data
 from .mtilsvm_fig7 import fit_predict
 from .mtilsvm_fig7 import make_method as make_regressor
@@ -66,10 +66,8 @@ def run(out_dir, *, quick: bool = False, seed: int = 0, data: str = "auto", trun
     spread = {param: {"yeast_accuracy_range": float(np.ptp([r["example_accuracy"] for r in curves[param]["yeast"]])),
                       "school_ev_range": float(np.ptp([r["explained_variance"] for r in curves[param]["school"]]))}
               for param in curves}
-    seconds = time.perf_counter() - start
-    numbers = {"experiment": NAME, "data": [yeast.name, school.name], "settings": {"quick": quick, "seed": seed, **base},
-               "curves": curves, "spread": spread, "seconds": seconds}
-    markdown = (f"# {TITLE}\n\nData: {yeast.name}; {school.name} (split 0). Other hyper-parameters at their defaults."
-                f"\n\n{table}\n\nRange over the values (max - min): {spread}.\n\nTotal time: {seconds:.1f} s.\n")
-    paths = write_outputs(out_dir, NAME, fig, numbers, markdown)
-    return {"name": NAME, "seconds": seconds, "numbers": numbers, "table": table, **paths}
+    text = (f"Data: {yeast.name}; {school.name} (split 0). Other hyper-parameters at their defaults. Range over the "
+            f"values (max - min): {spread}.")
+    return finish(out_dir, NAME, TITLE, start, fig, table, text, {
+        "data": [yeast.name, school.name], "settings": {"quick": quick, "seed": seed, **base}, "curves": curves,
+        "spread": spread})

@@ -11,7 +11,7 @@ import time
 
 import numpy as np
 
-from ._common import markdown_table, write_outputs
+from ._common import finish, markdown_table
 from .latent_data import explained_variance, school_data
 from .mtilsvm_fig7 import fit_predict, make_method
 
@@ -59,9 +59,5 @@ def run(out_dir, *, quick: bool = False, seed: int = 0, n_splits: int | None = N
     table = markdown_table(["training %", "training rows", "explained variance %", "fit s"],
                            [[100 * r["fraction"], r["train_rows"], f"{r['explained_variance']:.2f} ± {r['explained_variance_std']:.2f}",
                              r["fit_seconds"]] for r in rows])
-    seconds = time.perf_counter() - start
-    numbers = {"experiment": NAME, "data": name, "settings": {"quick": quick, "seed": seed, "n_splits": n_splits, **params},
-               "rows": rows, "seconds": seconds}
-    markdown = (f"# {TITLE}\n\nData: {name}; mean over {n_splits} splits.\n\n{table}\n\nTotal time: {seconds:.1f} s.\n")
-    paths = write_outputs(out_dir, NAME, fig, numbers, markdown)
-    return {"name": NAME, "seconds": seconds, "numbers": numbers, "table": table, **paths}
+    return finish(out_dir, NAME, TITLE, start, fig, table, f"Data: {name}; mean over {n_splits} splits.", {
+        "data": name, "settings": {"quick": quick, "seed": seed, "n_splits": n_splits, **params}, "rows": rows})

@@ -16,7 +16,7 @@ import time
 
 import numpy as np
 
-from ._common import markdown_table, write_outputs
+from ._common import finish, markdown_table
 from .latent_data import multilabel_scores, yeast_data
 
 NAME = "mtilsvm-table2"
@@ -107,12 +107,9 @@ def run(out_dir, *, quick: bool = False, seed: int = 0, n_seeds: int | None = No
     ax.set_title(split.name, fontsize=9)
     ax.legend(fontsize=8)
 
-    seconds = time.perf_counter() - start
-    numbers = {"experiment": NAME, "data": split.name, "stand_in": split.stand_in,
-               "settings": {"quick": quick, "seed": seed, "n_seeds": n_seeds, **params},
-               "results": results, "paper": PAPER, "seconds": seconds}
-    markdown = (f"# {TITLE}\n\nData: {split.name}; {len(split.y_train)} training and {len(split.y_test)} test rows, "
-                f"{split.y_train.shape[1]} labels. Mean ± std over {n_seeds} initialisations (binary relevance: one "
-                f"run). Scores as defined in `regbayes.experiments.latent_data`.\n\n{table}\n\nTotal time: {seconds:.1f} s.\n")
-    paths = write_outputs(out_dir, NAME, fig, numbers, markdown)
-    return {"name": NAME, "seconds": seconds, "numbers": numbers, "table": table, **paths}
+    text = (f"Data: {split.name}; {len(split.y_train)} training and {len(split.y_test)} test rows, "
+            f"{split.y_train.shape[1]} labels. Mean ± std over {n_seeds} initialisations (binary relevance: one run). "
+            "Scores as defined in `regbayes.experiments.latent_data`.")
+    return finish(out_dir, NAME, TITLE, start, fig, table, text, {
+        "data": split.name, "stand_in": split.stand_in,
+        "settings": {"quick": quick, "seed": seed, "n_seeds": n_seeds, **params}, "results": results, "paper": PAPER})
