@@ -13,9 +13,8 @@ import numpy as np
 from sklearn.utils import check_random_state
 
 # JAX's default threefry keys, whose streams are the same on every backend. XLA's
-# RngBitGenerator ("rbg") draws the driver's noise faster (SSGLD, 29 coordinates, batch
-# 100: 23.2 instead of 27.3 µs a step) but its streams may differ between backends and
-# XLA versions.
+# RngBitGenerator ("rbg") draws the driver's noise faster (BENCHMARKS.md, the rbg columns)
+# but its streams may differ between backends and XLA versions.
 KEY_IMPL = "threefry2x32"
 
 

@@ -254,9 +254,8 @@ def _warn_if_stuck(acceptance, step_size, kernel_name):
 
 # Positions with more coordinates get a diagonal transform (``dense_transform_max``). A dense P x P covariance from
 # the few hundred warm-up draws of a window is poorly determined for large P, and its two
-# matvecs per step cost O(P^2). A 20-class, 20-feature Crammer–Singer fit (P = 400,
-# BayesianSVC ssgld defaults, 2 seeds) measured: dense min ESS 2, 25-31 s, test accuracy
-# 0.656-0.668; diagonal min ESS 78-107, 9-11 s, 0.664-0.667.
+# matvecs per step cost O(P^2); on a 20-class fit (P = 400) the diagonal transform mixed far
+# better in less time (CHANGELOG.md, "dense or diagonal whitening").
 DENSE_TRANSFORM_MAX = 64
 
 
@@ -394,9 +393,8 @@ def sample(
         kept draws) and ``static_thin``, the number of draws per chunk is fixed at compile
         time as well, so that no kept draw waits for the host. That program is only built
         where it adds none: when the chunks are of equal size and warm-up has not already
-        compiled a program for this thin (which the draws then reuse). On an H100 a
-        program costs about 2.5 s to compile, and the fixed count saves about 35 µs per
-        kept draw (BENCHMARKS.md).
+        compiled a program for this thin (which the draws then reuse): a program costs
+        seconds to compile, the fixed count microseconds per kept draw (CHANGELOG.md).
         """
         nonlocal elapsed, t
         keep = thin_

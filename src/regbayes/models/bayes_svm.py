@@ -194,10 +194,9 @@ class BayesianSVC(ClassifierMixin, RegBayesEstimator):
             # Without warm-up the chain starts at rest (r_0 = 0) instead of eq. 14's
             # r_0 ~ N(0, I): from eta = 0, far from the posterior, r_0 is a random kick that
             # the minibatch subgradients must average away before the direction is right.
-            # Higgs-shaped data, N = 1e6, 7 seeds: 55 (28-76) steps to the Gibbs accuracy
-            # instead of 128 (73-153), the same 4.8-4.9 % posterior-mean error
-            # (benchmarks/ssgnht_start.py). With warm-up the start is forgotten before
-            # the first draw, and eq. 14's is kept.
+            # At rest it reached the Gibbs accuracy in fewer steps with the same
+            # posterior-mean error (benchmarks/ssgnht_start.py; CHANGELOG.md). With warm-up
+            # the start is forgotten before the first draw, and eq. 14's is kept.
             start = "zero" if self.n_warmup_ == 0 else "normal"
             return ssgnht(potential, initial_momentum=start)
         return srwm(potential)

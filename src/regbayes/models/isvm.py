@@ -98,9 +98,9 @@ class InfiniteSVC(ClassifierMixin, RegBayesEstimator):
         surplus components readily (their rows move one by one to better ones) but can
         hardly split a component that covers several well-separated clusters: a row
         leaves it only for a new component, weighted by the broad prior predictive. So
-        the default starts over-clustered (measured on paper 001's Setting II, 5000 rows,
-        40 iterations: 2 components and 55-58 % test accuracy from the sequential start,
-        12-15 and 62-68 % from k-means with 16).
+        the default starts over-clustered: on paper 001's Setting II the sequential start
+        ended with far too few components and lower accuracy (CHANGELOG.md, "moved out of
+        the code").
     init_components : int, default=16
         Number of k-means clusters of ``init="kmeans"`` (at most the number of rows).
     niw_mean : array of shape (n_features,), optional
