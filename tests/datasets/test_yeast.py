@@ -8,6 +8,7 @@ import sys
 
 import numpy as np
 import pytest
+from installed_package import fake_package, use_installed
 
 from regbayes.datasets import list_datasets, load_yeast
 from regbayes.datasets.yeast import YEAST_FEATURES, YEAST_LABELS, YEAST_N_TEST, YEAST_N_TRAIN
@@ -84,9 +85,7 @@ def test_plain_csv_is_read_too(tmp_path, table, rows):
 
 def _fake_river(root, rows=None):
     """``root/river/__init__.py`` (+ ``datasets/yeast.csv.gz``): the installed layout."""
-    pkg = root / "river"
-    (pkg / "datasets").mkdir(parents=True)
-    (pkg / "__init__.py").write_text("")
+    pkg = fake_package(root, "river", "datasets")
     if rows is not None:
         _write(pkg / "datasets" / "yeast.csv.gz", rows)
     return pkg
@@ -94,8 +93,7 @@ def _fake_river(root, rows=None):
 
 def test_default_reads_the_installed_river_file(tmp_path, monkeypatch, table, rows):
     pkg = _fake_river(tmp_path, rows)
-    monkeypatch.delitem(sys.modules, "river", raising=False)
-    monkeypatch.syspath_prepend(str(tmp_path))
+    use_installed(monkeypatch, tmp_path, "river")
     data = load_yeast()
     assert data.source == str(pkg / "datasets" / "yeast.csv.gz")
     np.testing.assert_array_equal(data.Y, table[1])
@@ -111,8 +109,7 @@ def test_missing_river_names_the_package_and_the_pip_command(monkeypatch):
 
 def test_river_without_the_file(tmp_path, monkeypatch):
     _fake_river(tmp_path)
-    monkeypatch.delitem(sys.modules, "river", raising=False)
-    monkeypatch.syspath_prepend(str(tmp_path))
+    use_installed(monkeypatch, tmp_path, "river")
     with pytest.raises(FileNotFoundError, match=r"has no datasets/yeast\.csv\.gz"):
         load_yeast()
 
