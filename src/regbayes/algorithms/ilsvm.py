@@ -357,6 +357,13 @@ def classifier_features(psi, X=None, intercept_scaling: float = 0.0) -> np.ndarr
     return np.hstack(blocks) if len(blocks) > 1 else np.array(blocks[0])
 
 
+def solve_dual(psi, initial_dual, data: ILSVMData, tol: float, seed: int):
+    """The Crammer-Singer dual (eq. 34, Lemma 12's cost) on the labelled rows' ``g_n`` to
+    the relative gap ``tol``, warm started from ``initial_dual`` (None: cold)."""
+    return crammer_singer_dual(dual_features(psi, data), data.labels, data.C, n_classes=data.n_classes, tol=tol,
+                               max_iter=data.dual_max_iter, initial_dual=initial_dual, seed=seed)
+
+
 def dual_tolerance(change, primal: float, final: float) -> float:
     """Relative duality gap of the next dual step: ``DUAL_GAP_FRACTION * |change| /
     primal`` (an absolute gap of a tenth of the last outer change of ``F``), clipped to
@@ -381,9 +388,7 @@ def ilsvm_step(seed: int, state: ILSVMState, data: ILSVMData):
     dual_seconds = 0.0
     if data.supervised:
         start = time.perf_counter()
-        solution = crammer_singer_dual(dual_features(psi, data), data.labels, data.C, n_classes=data.n_classes,
-                                       tol=state.next_dual_tol,
-                                       max_iter=data.dual_max_iter, initial_dual=state.dual, seed=seed)
+        solution = solve_dual(psi, state.dual, data, state.next_dual_tol, seed)
         dual, coef, gap, dual_iter = solution.dual, solution.coef, solution.gap, solution.n_iter
         risk = solution.primal_objective  # ||mu||^2 / 2 + C sum_n max_y(.)
         dual_seconds = time.perf_counter() - start
@@ -407,8 +412,7 @@ def final_dual(state: ILSVMState, data: ILSVMData, seed: int = 0):
     DualSolution)``; ``(state, None)`` without a dual step (unsupervised)."""
     if not data.supervised or state.dual is None:
         return state, None
-    solution = crammer_singer_dual(dual_features(state.psi, data), data.labels, data.C, n_classes=data.n_classes,
-                                   tol=data.dual_tol, max_iter=data.dual_max_iter, initial_dual=state.dual, seed=seed)
+    solution = solve_dual(state.psi, state.dual, data, data.dual_tol, seed)
     return state._replace(dual=solution.dual, coef=solution.coef), solution
 
 

@@ -91,6 +91,7 @@ from threadpoolctl import threadpool_limits
 
 from ..core.duals import binary_svm_dual, svr_dual
 from ..potentials import ibp_projection as proj
+from .ilsvm import classifier_features as stack_features
 from ..potentials import ibp_sticks as sticks
 from ..precision import enable_x64
 
@@ -328,12 +329,7 @@ def classifier_features(X, psi, include_inputs: bool, intercept_scaling: float) 
     """``[X psi, X (with include_inputs), s (with an intercept)]``: row n is the feature
     vector of ``x_n`` for every task's classifier; ``f_m(x_n) = features[n] @ coef[m]``."""
     X = np.asarray(X, dtype=np.float64)
-    blocks = [X @ np.asarray(psi, dtype=np.float64)]
-    if include_inputs:
-        blocks.append(X)
-    if intercept_scaling > 0:
-        blocks.append(np.full((X.shape[0], 1), intercept_scaling))
-    return np.hstack(blocks) if len(blocks) > 1 else blocks[0]
+    return stack_features(X @ np.asarray(psi, dtype=np.float64), X if include_inputs else None, intercept_scaling)
 
 
 def margin_directions(state: MTState, data: MTData) -> np.ndarray:
