@@ -84,12 +84,33 @@ def test_regressor_task_means_and_scale():
     (dict(truncation=0), "truncation"), (dict(alpha=0.0), "alpha"), (dict(C=0.0), "'C'"),
     (dict(C=-1.0), "'C'"), (dict(noise_variance=-1.0), "noise_variance"), (dict(n_iter=0), "n_iter"),
     (dict(init="pca"), "'init'"), (dict(anneal_start=0.0), "anneal_start"), (dict(anneal_start=1.5), "anneal_start"),
-    (dict(anneal_iterations=-1), "anneal_iterations"),
+    (dict(anneal_iterations=-1), "anneal_iterations"), (dict(class_weight="even"), "class_weight"),
+    (dict(class_weight={0: 1.0, 2: 1.0}), "not classes"), (dict(class_weight={0: 1.0, 1: -2.0}), "positive"),
 ])
 def test_bad_parameters(indicator, params, match):
     X, Y = indicator
     with pytest.raises(ValueError, match=match):
         MultiTaskInfiniteLatentSVC(**{**SMALL, **params}).fit(X, Y)
+
+
+def test_class_weight_scales_each_rows_cost(indicator):
+    """Weights w_c multiply C row by row (eq. 28's box ``omega_mn <= C w(y_mn)``): a weight 2
+    on both classes is C doubled, to the last bit; "balanced" gives class c of task m the
+    weight N_m / (2 N_mc), which on a task with few positives predicts more of them."""
+    X, Y = indicator
+    twice = MultiTaskInfiniteLatentSVC(**SMALL, class_weight={0: 2.0, 1: 2.0}).fit(X, Y)
+    doubled = MultiTaskInfiniteLatentSVC(**{**SMALL, "C": 2.0}).fit(X, Y)
+    np.testing.assert_array_equal(twice.coef_, doubled.coef_)
+    rare = Y.copy()
+    rare[:, 0] = (X[:, 0] > np.quantile(X[:, 0], 0.85)).astype(int)  # 12 positives of 80
+    plain = MultiTaskInfiniteLatentSVC(**{**SMALL, "joint": False}).fit(X, rare)
+    balanced = MultiTaskInfiniteLatentSVC(**{**SMALL, "joint": False}, class_weight="balanced").fit(X, rare)
+    row_weights = balanced._row_weights([2.0 * rare[:, 0] - 1.0])[0]
+    np.testing.assert_allclose(np.unique(row_weights), [80 / (2 * 68), 80 / (2 * 12)])
+    assert balanced.predict(X)[:, 0].sum() > plain.predict(X)[:, 0].sum()
+    labels = np.where(Y[:, 0] == 1, "yes", "no")
+    named = MultiTaskInfiniteLatentSVC(**SMALL, class_weight={"no": 2.0, "yes": 2.0}).fit(X, labels)
+    np.testing.assert_array_equal(named.coef_, MultiTaskInfiniteLatentSVC(**{**SMALL, "C": 2.0}).fit(X, labels).coef_)
 
 
 def test_bad_data(indicator):

@@ -113,7 +113,7 @@ class MTData(NamedTuple):
     task_rows: tuple  # per task, the (N_m,) rows that carry its label
     targets: tuple  # per task, (N_m,) labels +-1 (hinge) or real targets (epsilon-insensitive)
     loss: str
-    C: float
+    costs: tuple  # per task, (N_m,) the loss weights C_mn (C times the row's class weight)
     epsilon: float
     alpha: float
     n_inner: int
@@ -152,12 +152,14 @@ class MTInfo(NamedTuple):
     model_weight: float  # beta of the tempering schedule in this iteration's phase (1: the exact objective)
 
 
-def mt_data(X, task_rows, targets, *, loss="hinge", C=1.0, epsilon=0.0, alpha=1.0, n_inner=10, inner_tol=1e-3,
-            joint=True, include_inputs=False, intercept_scaling=0.0, estimate_variances=False, dual_tol=1e-3,
-            dual_max_iter=1000, anneal_iterations=0, anneal_start=1.0) -> MTData:
+def mt_data(X, task_rows, targets, *, loss="hinge", C=1.0, row_weights=None, epsilon=0.0, alpha=1.0, n_inner=10,
+            inner_tol=1e-3, joint=True, include_inputs=False, intercept_scaling=0.0, estimate_variances=False,
+            dual_tol=1e-3, dual_max_iter=1000, anneal_iterations=0, anneal_start=1.0) -> MTData:
     """Pack the data: ``X`` (N, D); ``task_rows[m]`` the rows with a label of task m and
     ``targets[m]`` those labels (+-1 for ``loss="hinge"``, reals for ``"epsilon_insensitive"``);
-    ``anneal_iterations`` and ``anneal_start`` set the tempering schedule of :func:`model_weight`."""
+    ``row_weights[m]`` (N_m,) positive weights of those rows' losses, ``C_mn = C w_mn``
+    (None: all 1); ``anneal_iterations`` and ``anneal_start`` set the tempering schedule of
+    :func:`model_weight`."""
     if loss not in LOSSES:
         raise ValueError(f"unknown loss {loss!r}; choose one of {LOSSES}")
     if not 0.0 < float(anneal_start) <= 1.0:
@@ -169,8 +171,13 @@ def mt_data(X, task_rows, targets, *, loss="hinge", C=1.0, epsilon=0.0, alpha=1.
     targets = tuple(np.asarray(t, dtype=np.float64) for t in targets)
     if len(rows) != len(targets) or any(r.shape != t.shape for r, t in zip(rows, targets)):
         raise ValueError("task_rows and targets must hold one array of the same length per task")
+    if row_weights is None:
+        row_weights = [np.ones(len(r)) for r in rows]
+    costs = tuple(float(C) * np.asarray(w, dtype=np.float64) for w in row_weights)
+    if len(costs) != len(rows) or any(c.shape != r.shape or not np.all(c > 0) for c, r in zip(costs, rows)):
+        raise ValueError("row_weights must hold one array of positive weights per task, one weight per row of the task")
     floor = NOISE_FLOOR * float(np.mean(X * X)) if X.size else NOISE_FLOOR
-    return MTData(X, rows, targets, loss, float(C), float(epsilon), float(alpha), int(n_inner), float(inner_tol),
+    return MTData(X, rows, targets, loss, costs, float(epsilon), float(alpha), int(n_inner), float(inner_tol),
                   bool(joint), bool(include_inputs), float(intercept_scaling), bool(estimate_variances),
                   max(floor, 1e-12), float(dual_tol), int(dual_max_iter), int(anneal_iterations), float(anneal_start))
 
@@ -363,10 +370,10 @@ def _solve_duals(features, data: MTData, previous: tuple, seed: int):
     for m, (rows, target) in enumerate(zip(data.task_rows, data.targets)):
         F = features[rows]
         if data.loss == "hinge":
-            sol = binary_svm_dual(F, target, data.C, tol=data.dual_tol, max_iter=data.dual_max_iter,
+            sol = binary_svm_dual(F, target, data.costs[m], tol=data.dual_tol, max_iter=data.dual_max_iter,
                                   initial_dual=previous[m], seed=seed)
         else:
-            sol = svr_dual(F, target, data.C, data.epsilon, tol=data.dual_tol, max_iter=data.dual_max_iter,
+            sol = svr_dual(F, target, data.costs[m], data.epsilon, tol=data.dual_tol, max_iter=data.dual_max_iter,
                            initial_dual=previous[m], seed=seed)
         coef[m] = sol.coef
         duals.append(sol.dual)
