@@ -388,17 +388,18 @@ def _markdown(data, k, table, summary, runs, seconds):
             "with `refit_classifier` (default) uses a classifier refitted on label-free topic "
             "proportions. "
             f"Gibbs MedLDA's final snapshot accuracy (mean of its last 3 snapshots): {summary['reference_accuracy']:.4f}. "
-            f"Gibbs stays within {tol:g} point(s) of it from {summary['gibbs_docs']} documents / "
-            f"{_s(summary['gibbs_seconds'])}; SSGRLD stays at or above it minus {tol:g} point(s) from "
-            f"{summary['ssgrld_docs']} documents / {_s(summary['ssgrld_seconds'])} "
+            f"Gibbs stays within {tol:g} point(s) of it {_from(summary['gibbs_docs'], summary['gibbs_seconds'])}; "
+            f"SSGRLD stays at or above it minus {tol:g} point(s) {_from(summary['ssgrld_docs'], summary['ssgrld_seconds'])} "
             f"(best SSGRLD snapshot {summary['ssgrld_best_accuracy']:.4f}). Ratios Gibbs / SSGRLD: "
             f"documents {_x(summary['docs_ratio'])}, wall time {_x(summary['time_ratio'])}.", ""]
     lines.append(f"Total time: {seconds:.1f} s.")
     return "\n".join(lines) + "\n"
 
 
-def _s(value):
-    return "never" if value is None else f"{value:.2f} s"
+def _from(documents, seconds):
+    """Where a curve enters its band for good: documents and seconds, or that it never does."""
+    return "never (the last snapshot is outside the band)" if documents is None else \
+        f"from {documents} documents / {seconds:.2f} s"
 
 
 def _x(value):
