@@ -88,8 +88,17 @@ def test_registry_lists_the_papers_datasets():
     assert [reg[k].n_features for k in ("realsim", "ijcnn1", "higgs", "higgs-uci")] == [
         20958, 22, 28, 28]
     assert reg["higgs-uci"].file_format == "csv" and reg["realsim"].file_format == "svmlight"
-    # No checksum is published by these hosts; none may be invented.
-    assert all(f.sha256 is None for spec in reg.values() for f in spec.files)
+    # No checksum is published by the LIBSVM and UCI hosts; none may be invented.
+    assert all(f.sha256 is None for name, spec in reg.items() for f in spec.files if name != "20news")
+    # 20news is scikit-learn's archive, with the digest scikit-learn checks.
+    from sklearn.datasets._twenty_newsgroups import ARCHIVE
+
+    assert reg["20news"].urls() == {"archive": ARCHIVE.url}
+    assert reg["20news"].files[0].sha256 == ARCHIVE.checksum
+    assert reg["protein"].urls() == {
+        "train": "https://www.csie.ntu.edu.tw/~cjlin/libsvmtools/datasets/multiclass/protein.bz2",
+        "test": "https://www.csie.ntu.edu.tw/~cjlin/libsvmtools/datasets/multiclass/protein.t.bz2"}
+    assert "not paper 000's Protein" in reg["protein"].description
     json.dumps({k: v.to_dict() for k, v in reg.items()})  # printable by the CLI
     reg.pop("realsim")
     assert "realsim" in list_datasets()  # a copy is returned
