@@ -150,23 +150,26 @@ def fetch_20newsgroups_folder(data_home=None, download_if_missing=True, base_url
         return target
     archive_path = fetch_dataset_files("20news", data_home, download_if_missing, base_url)["archive"]
     tmp = target.with_name(".20newsgroups.part")
-    if tmp.exists():
-        shutil.rmtree(tmp)
-    try:
-        with tarfile.open(archive_path, "r:*") as archive:
-            members = _safe_members(archive, archive_path)
-            tmp.mkdir(parents=True)
-            for member in members:
-                archive.extract(member, tmp, set_attrs=False)
-    except tarfile.TarError as exc:
-        raise ValueError(f"{archive_path} is not a readable tar archive ({exc})") from exc
-    if not _has_standard_files(tmp, "all"):
-        raise ValueError(f"{archive_path} holds no {' and '.join(TWENTY_NEWS_FOLDERS.values())} folders")
-    target.mkdir(parents=True, exist_ok=True)
-    for name in TWENTY_NEWS_FOLDERS.values():
-        if not (target / name).exists():
-            os.replace(tmp / name, target / name)
     shutil.rmtree(tmp, ignore_errors=True)
+    try:
+        try:
+            with tarfile.open(archive_path, "r:*") as archive:
+                members = _safe_members(archive, archive_path)
+                tmp.mkdir(parents=True)
+                # the "data" filter (Python >= 3.11.4) re-checks what _safe_members checked
+                safe = {"filter": "data"} if hasattr(tarfile, "data_filter") else {}
+                for member in members:
+                    archive.extract(member, tmp, set_attrs=False, **safe)
+        except tarfile.TarError as exc:
+            raise ValueError(f"{archive_path} is not a readable tar archive ({exc})") from exc
+        if not _has_standard_files(tmp, "all"):
+            raise ValueError(f"{archive_path} holds no {' and '.join(TWENTY_NEWS_FOLDERS.values())} folders")
+        target.mkdir(parents=True, exist_ok=True)
+        for name in TWENTY_NEWS_FOLDERS.values():
+            if not (target / name).exists():
+                os.replace(tmp / name, target / name)
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
     return target
 
 
