@@ -196,6 +196,10 @@ def _cmd_reproduce(args) -> int:
         result = EXPERIMENTS[args.name].run(out, **options)
     except DataError as exc:
         return _error("reproduce", str(exc))
+    except ModuleNotFoundError as exc:
+        if options.get("data") != "real":
+            raise
+        return _error("reproduce", f"--data {' '.join(args.data)}: {exc}")
     print(result["table"])
     print(f"\nfigure: {result['png']}\nnumbers: {result['json']}\ntable: {result['markdown']}")
     print(f"total time: {result['seconds']:.1f} s")

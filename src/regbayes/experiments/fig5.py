@@ -188,7 +188,7 @@ def run(
             legend_label(s, r): (r["times"], r["accuracy"]) for s, r in results.items()
         }
         rows += curve_rows(dataset, results)
-    fig = accuracy_vs_time_grid(panels, ncols=2, suptitle=TITLE)
+    fig = accuracy_vs_time_grid(panels, ncols=min(2, max(1, len(panels))), suptitle=TITLE)
     table = markdown_table(CURVE_HEADERS, rows)
     text = (
         f"{stand_in_text(records)} "
