@@ -1,12 +1,15 @@
-"""The ``regbayes`` command line: parsing, errors, ``reproduce`` end to end, and a
-fit/predict round trip on a small svmlight file."""
+"""The ``regbayes`` command line: parsing, errors, ``reproduce`` end to end (also on the
+paper's data given with ``--data``: a registered set served by a local HTTP server, svmlight
+files, a 20 Newsgroups folder), and a fit/predict round trip on a small svmlight file."""
 from __future__ import annotations
 
+import bz2
 import json
 import pickle
 
 import numpy as np
 import pytest
+from local_http import http_server  # noqa: F401 (fixture)
 from sklearn.datasets import dump_svmlight_file
 
 from regbayes import cli
@@ -164,3 +167,110 @@ def test_bench_reports_each_sampler(capsys):
     assert "unknown sampler(s) nuts" in capsys.readouterr().err
     assert cli.main(["bench", "--n", "5"]) == 2
     assert "n must be an integer >= 100" in capsys.readouterr().err
+
+
+# ----------------------------------------------------------------- reproduce --data
+def _higgs_bytes(n=300, seed=0):
+    """A HIGGS-format LIBSVM file (28 features, labels 0 / 1) of a noisy linear rule."""
+    rng = np.random.default_rng(seed)
+    X = rng.normal(size=(n, 28)).round(4)
+    y = (X[:, :3] @ np.array([1.5, -1.0, 0.5]) + 0.3 * rng.normal(size=n) > 0).astype(int)
+    lines = (f"{lab} " + " ".join(f"{j + 1}:{v:g}" for j, v in enumerate(row)) for lab, row in zip(y, X))
+    return ("\n".join(lines) + "\n").encode()
+
+
+def test_reproduce_fig7_on_registered_higgs_with_paper_settings(tmp_path, http_server, monkeypatch, capsys):  # noqa: F811
+    (http_server.root / "HIGGS.bz2").write_bytes(bz2.compress(_higgs_bytes()))
+    monkeypatch.setenv("REGBAYES_DATA", str(tmp_path / "cache"))
+    monkeypatch.setenv("REGBAYES_DATA_URL", http_server.url)
+    out = tmp_path / "fig7"
+    with pytest.warns(UserWarning, match="No published checksum"):
+        code = cli.main(["reproduce", "fig7", "--quick", "--data", "higgs", "--paper-settings", "--out", str(out),
+                         "--no-progress"])
+    assert code == 0, capsys.readouterr().err
+    assert http_server.count("HIGGS.bz2") == 1 and (tmp_path / "cache" / "higgs" / "HIGGS.bz2").is_file()
+    numbers = json.loads((out / "fig7.json").read_text())
+    data = numbers["settings"]["data"][0]
+    # paper 000 Sec. 5.1.2's split: 1/11 of the rows held out (round(300 / 11) = 27)
+    assert (data["name"], data["kind"], data["n_train"], data["n_test"]) == ("higgs", "registered", 273, 27)
+    assert numbers["settings"]["paper_settings"]["higgs_test_fraction"] == "1/11"
+    entry = numbers["datasets"]["higgs"]
+    assert entry["batch_size"] == 273  # the paper's 1000 on HIGGS, clipped to the rows
+    for r in entry["runs"].values():
+        # 27 test rows of a rule with 0.3 noise: the majority rate is about 0.5, the
+        # linear rule's about 0.9; 0.7 is over 2 binomial s.e. (0.088) from either.
+        assert r["error"] is None and r["final_accuracy"] > 0.7
+    text = (out / "results.md").read_text()
+    assert "Data: higgs (273 train / 27 test rows" in text and "stand-in" not in text
+
+
+def test_reproduce_isvm_table2_on_svmlight_files(tmp_path, capsys):
+    rng = np.random.default_rng(1)
+    X = rng.normal(size=(160, 4))
+    y = np.where(X[:, 0] + 0.5 * X[:, 1] > 0, 1, -1)
+    train, test = tmp_path / "a_train.svm", tmp_path / "a_test.svm"
+    dump_svmlight_file(X[:120], y[:120], str(train), zero_based=False)
+    dump_svmlight_file(X[120:], y[120:], str(test), zero_based=False)
+    out = tmp_path / "isvm"
+    code = cli.main(["reproduce", "isvm-table2", "--quick", "--data", f"{train},{test}", "--paper-settings",
+                     "--out", str(out), "--no-progress"])
+    assert code == 0, capsys.readouterr().err
+    numbers = json.loads((out / "isvm-table2.json").read_text())
+    entry = numbers["datasets"]["a_train.svm,a_test.svm"]
+    assert (entry["n_train"], entry["n_test"], entry["n_features"]) == (120, 40, 4)
+    assert set(entry["samplers"]) == {"gibbs", "ssgnht"} and entry["baselines"]["RBF-SVM"] is not None
+    # 40 test rows of a noiseless linear rule: the linear baselines get nearly all right
+    assert entry["baselines"]["Linear SVM"]["accuracy"] > 0.85
+    assert numbers["settings"]["paper_settings"]["rbf_limit"] is None
+    assert "stand-in" not in (out / "results.md").read_text()
+
+
+def test_reproduce_medlda_topics_on_a_20news_folder(tmp_path, capsys):
+    words = {"comp.graphics": "pixel render image shader", "rec.autos": "engine wheel brake clutch",
+             "sci.space": "orbit rocket launch lunar"}
+    for subset, n in (("train", 8), ("test", 3)):
+        for cls, vocab in words.items():
+            folder = tmp_path / "news" / f"20news-bydate-{subset}" / cls
+            folder.mkdir(parents=True)
+            for i in range(n):
+                (folder / str(i)).write_text(f"Subject: x\n\nthe {vocab} and the {vocab.split()[i % 4]}\n")
+    out = tmp_path / "topics"
+    code = cli.main(["reproduce", "medlda-topics", "--quick", "--data", str(tmp_path / "news"), "--paper-settings",
+                     "--out", str(out), "--no-progress"])
+    assert code == 0, capsys.readouterr().err
+    numbers = json.loads((out / "medlda-topics.json").read_text())
+    settings = numbers["settings"]
+    assert settings["corpus"] == "20news" and settings["stand_in"] is False and settings["n_train"] == 24
+    assert settings["data"]["kind"] == "folder"
+    expected = dict(alpha=1.0, beta=1.0, C=1.0, margin=164.0, multi_class="ovr", refit_classifier=False)
+    assert settings["paper_settings"] == expected
+    assert {k: settings["medlda"][k] for k in expected} == expected
+    assert numbers["class_names"] == sorted(words)
+
+
+def test_reproduce_data_errors(tmp_path, http_server, monkeypatch, capsys):  # noqa: F811
+    bad = tmp_path / "bad.svm"
+    bad.write_text("this is not svmlight\n")
+    out = tmp_path / "out"
+    cases = [
+        (["fig5", "--data", "mnist"], "unknown data set 'mnist'", "higgs, higgs-uci, ijcnn1, protein, realsim"),
+        (["fig6", "--data", str(bad)], "as an svmlight/LIBSVM file", "TRAIN,TEST"),
+        (["isvm-table2", "--data", "yeast"], "is registered but is not one this experiment reads", "ijcnn1"),
+        (["medlda-fig8", "--data", str(tmp_path)], "is a folder without 20news-bydate-train", "20news"),
+        (["fig4", "--data", "higgs"], "'fig4' takes no --data", "2-D toy set"),
+        (["demo", "--data", "higgs"], "'demo' takes no --data", "breast cancer"),
+        (["sva-clusters", "--paper-settings"], "has no --paper-settings option", "sva-clusters"),
+    ]
+    for argv, first, second in cases:
+        assert cli.main(["reproduce", *argv, "--quick", "--out", str(out), "--no-progress"]) == 2
+        err = capsys.readouterr().err
+        assert first in err and second in err, err
+    assert not out.exists()
+    # the registry pins scikit-learn's digest of the 20news archive: other bytes are refused
+    (http_server.root / "5975967").write_bytes(b"not the archive")
+    monkeypatch.setenv("REGBAYES_DATA", str(tmp_path / "cache"))
+    monkeypatch.setenv("REGBAYES_DATA_URL", http_server.url)
+    assert cli.main(["reproduce", "medlda-topics", "--quick", "--data", "20news", "--out", str(out)]) == 2
+    err = capsys.readouterr().err
+    assert "Checksum mismatch" in err and "The file was not used" in err
+    assert list((tmp_path / "cache" / "20news").iterdir()) == [] and not out.exists()

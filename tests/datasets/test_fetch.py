@@ -15,10 +15,12 @@ from regbayes.datasets import (
     ChecksumError,
     DownloadError,
     RemoteFile,
+    fetch_dataset,
     fetch_dataset_files,
     fetch_file,
     fetch_higgs,
     fetch_ijcnn1,
+    fetch_protein,
     fetch_realsim,
     get_data_home,
     get_dataset,
@@ -88,8 +90,17 @@ def test_registry_lists_the_papers_datasets():
     assert [reg[k].n_features for k in ("realsim", "ijcnn1", "higgs", "higgs-uci")] == [
         20958, 22, 28, 28]
     assert reg["higgs-uci"].file_format == "csv" and reg["realsim"].file_format == "svmlight"
-    # No checksum is published by these hosts; none may be invented.
-    assert all(f.sha256 is None for spec in reg.values() for f in spec.files)
+    # No checksum is published by the LIBSVM and UCI hosts; none may be invented.
+    assert all(f.sha256 is None for name, spec in reg.items() for f in spec.files if name != "20news")
+    # 20news is scikit-learn's archive, with the digest scikit-learn checks.
+    from sklearn.datasets._twenty_newsgroups import ARCHIVE
+
+    assert reg["20news"].urls() == {"archive": ARCHIVE.url}
+    assert reg["20news"].files[0].sha256 == ARCHIVE.checksum
+    assert reg["protein"].urls() == {
+        "train": "https://www.csie.ntu.edu.tw/~cjlin/libsvmtools/datasets/multiclass/protein.bz2",
+        "test": "https://www.csie.ntu.edu.tw/~cjlin/libsvmtools/datasets/multiclass/protein.t.bz2"}
+    assert "not paper 000's Protein" in reg["protein"].description
     json.dumps({k: v.to_dict() for k, v in reg.items()})  # printable by the CLI
     reg.pop("realsim")
     assert "realsim" in list_datasets()  # a copy is returned
@@ -294,3 +305,55 @@ def test_fetch_dataset_files_returns_paths_by_role(tmp_path, http_server):
     assert paths["test"] == tmp_path / "ijcnn1" / "ijcnn1.t.bz2"
     with pytest.raises(ValueError, match="Unknown data set"):
         fetch_dataset_files("nope", data_home=tmp_path)
+
+
+# ------------------------------------------------------- fetch_dataset, fetch_protein
+
+
+def test_fetch_dataset_reads_every_file_of_a_registered_set(tmp_path, http_server):
+    X_tr, X_te, y_tr, y_te = write_ijcnn1(http_server.root)
+    with pytest.warns(UserWarning, match="No published checksum"):
+        parts = fetch_dataset("ijcnn1", n_rows=4, data_home=tmp_path / "cache", base_url=http_server.url)
+    assert set(parts) == {"train", "test"}
+    (A, a), (B, b) = parts["train"], parts["test"]
+    # 22 features: dense; n_rows cuts the training file only
+    assert isinstance(A, np.ndarray) and A.shape == (4, 22) and B.shape == (3, 22)
+    np.testing.assert_allclose(A, X_tr[:4])
+    np.testing.assert_allclose(B, X_te)
+    np.testing.assert_array_equal(a, y_tr[:4])
+    np.testing.assert_array_equal(b, y_te)
+    assert a.dtype == np.int64
+    X_true, y_true = write_realsim(http_server.root)
+    with pytest.warns(UserWarning):
+        (X, y), = fetch_dataset("realsim", data_home=tmp_path / "cache", base_url=http_server.url).values()
+    assert X.format == "csr" and X.shape == (4, 20958)  # wide: stays sparse
+    np.testing.assert_allclose(X.toarray(), X_true)
+    np.testing.assert_array_equal(y, y_true)
+    with pytest.raises(ValueError, match="not a table of rows"):
+        fetch_dataset("20news", data_home=tmp_path / "cache", base_url=http_server.url)
+    with pytest.raises(ValueError, match="ships with"):
+        fetch_dataset("yeast")
+
+
+def _labelled_rows(X, y) -> bytes:
+    """svmlight lines with integer class labels (0, 1, 2, ...)."""
+    rows = (f"{lab} " + " ".join(f"{j + 1}:{v:g}" for j, v in enumerate(row) if v) for lab, row in zip(y, X))
+    return ("\n".join(rows) + "\n").encode()
+
+
+def test_fetch_protein_train_and_test(tmp_path, http_server):
+    X_tr = np.zeros((5, 357))
+    X_tr[0, [0, 356]] = [0.5, -1.0]
+    X_tr[3, 100] = 0.25
+    X_te = np.zeros((2, 357))
+    X_te[1, 3] = 1.0  # the test file never mentions feature 357
+    y_tr, y_te = [0, 1, 2, 1, 0], [2, 0]
+    (http_server.root / "protein.bz2").write_bytes(bz2.compress(_labelled_rows(X_tr, y_tr)))
+    (http_server.root / "protein.t.bz2").write_bytes(bz2.compress(_labelled_rows(X_te, y_te)))
+    with pytest.warns(UserWarning):
+        A, B, a, b = fetch_protein(data_home=tmp_path / "c", base_url=http_server.url)
+    assert A.shape == (5, 357) and B.shape == (2, 357) and A.format == "csr"
+    np.testing.assert_allclose(A.toarray(), X_tr)
+    np.testing.assert_allclose(B.toarray(), X_te)
+    np.testing.assert_array_equal(a, y_tr)
+    np.testing.assert_array_equal(b, y_te)

@@ -1,17 +1,24 @@
 """Text-corpus loaders: 20 Newsgroups from a folder of the standard files or from
-scikit-learn's cache (both built here in tmp_path; nothing is downloaded), the clear
-error when the corpus is absent, and the lda package's labeled Reuters stories."""
+scikit-learn's cache (both built here in tmp_path), the registry's archive served by a
+local HTTP server (checksum, safe extraction), the clear error when the corpus is absent,
+and the lda package's labeled Reuters stories. Nothing is downloaded from the internet."""
 from __future__ import annotations
 
 import codecs
+import dataclasses
+import hashlib
+import io
 import pickle
+import tarfile
 
 import numpy as np
 import pytest
 import scipy.sparse as sp
 
+from regbayes.datasets import ChecksumError, registry
 from regbayes.datasets.text import (
     TWENTY_NEWS_FOLDERS,
+    fetch_20newsgroups_folder,
     find_20newsgroups,
     load_20newsgroups,
     load_lda_reuters,
@@ -149,3 +156,68 @@ def test_lda_reuters_labels_follow_dateline_countries():
     assert rate[corpus.target == 6].mean() > 3 * rate[corpus.target != 6].mean()
     with pytest.raises(ValueError, match="min_class_size=1000 leaves 0 class"):
         load_lda_reuters(min_class_size=1000)
+
+
+# ------------------------------------------------------------------ the registry's archive
+def _archive(tmp_path, extra=()) -> bytes:
+    """``20news-bydate.tar.gz`` as the host serves it (a top-level README beside the two
+    folders), with ``extra`` (name, TarInfo type) members added."""
+    root = _write_bydate(tmp_path / "archive_src")
+    buffer = io.BytesIO()
+    with tarfile.open(fileobj=buffer, mode="w:gz") as tar:
+        for name in TWENTY_NEWS_FOLDERS.values():
+            tar.add(root / name, arcname=name)
+        readme = b"bydate split"
+        info = tarfile.TarInfo("README")
+        info.size = len(readme)
+        tar.addfile(info, io.BytesIO(readme))
+        for name, kind in extra:
+            info = tarfile.TarInfo(name)
+            info.type = kind
+            info.size = 0 if kind != tarfile.REGTYPE else 3
+            info.linkname = "/etc/passwd" if kind == tarfile.SYMTYPE else ""
+            tar.addfile(info, io.BytesIO(b"bad") if kind == tarfile.REGTYPE else None)
+    return buffer.getvalue()
+
+
+def _serve_archive(http_server, monkeypatch, data: bytes, pin: bool = True):
+    """Serve ``data`` under the registry's name; with ``pin``, make the registry expect its
+    digest (the real entry pins scikit-learn's)."""
+    spec = registry.REGISTRY["20news"]
+    (http_server.root / spec.files[0].filename).write_bytes(data)
+    if pin:
+        pinned = dataclasses.replace(spec.files[0], sha256=hashlib.sha256(data).hexdigest())
+        monkeypatch.setitem(registry.REGISTRY, "20news", dataclasses.replace(spec, files=(pinned,)))
+
+
+def test_fetch_20newsgroups_folder_downloads_checks_and_extracts(tmp_path, http_server, monkeypatch):
+    _serve_archive(http_server, monkeypatch, _archive(tmp_path))
+    home = tmp_path / "home"
+    folder = fetch_20newsgroups_folder(data_home=home, base_url=http_server.url)
+    assert folder == home / "20newsgroups"
+    assert sorted(p.name for p in folder.iterdir()) == sorted(TWENTY_NEWS_FOLDERS.values())  # README left out
+    corpus = load_20newsgroups("train", data_home=tmp_path / "no_sklearn", folder=folder)
+    assert corpus.target_names == list(CLASSES) and len(corpus.texts) == 9
+    # a pinned digest: no ".sha256" record, no leftovers; a second call makes no request
+    assert sorted(p.name for p in (home / "20news").iterdir()) == ["5975967"]
+    assert not (home / ".20newsgroups.part").exists()
+    assert fetch_20newsgroups_folder(data_home=home, base_url=http_server.url) == folder
+    assert http_server.count("5975967") == 1
+
+
+@pytest.mark.parametrize("member", [("../evil", tarfile.REGTYPE), ("20news-bydate-train/link", tarfile.SYMTYPE)])
+def test_fetch_20newsgroups_folder_refuses_unsafe_archives(tmp_path, http_server, monkeypatch, member):
+    _serve_archive(http_server, monkeypatch, _archive(tmp_path, extra=[member]))
+    home = tmp_path / "home"
+    with pytest.raises(ValueError, match="was not extracted"):
+        fetch_20newsgroups_folder(data_home=home, base_url=http_server.url)
+    assert not (home / "20newsgroups").exists() and not (tmp_path / "evil").exists()
+
+
+def test_fetch_20newsgroups_folder_checksum_mismatch_keeps_nothing(tmp_path, http_server, monkeypatch):
+    _serve_archive(http_server, monkeypatch, b"not the archive", pin=False)  # the real pinned digest
+    home = tmp_path / "home"
+    with pytest.raises(ChecksumError, match="Checksum mismatch.*discarded"):
+        fetch_20newsgroups_folder(data_home=home, base_url=http_server.url)
+    assert list((home / "20news").iterdir()) == []
+    assert not (home / "20newsgroups").exists()

@@ -51,6 +51,9 @@ def test_fig5_tiny(tmp_path):
         assert np.all(np.diff(r["times"]) >= 0)
         assert 0.5 < r["final_accuracy"] <= 1.0
     assert "budget" in runs["gibbs"]["note"]
+    # the stand-in is named as one, in the table's text and the JSON
+    assert "higgs-like (an offline stand-in for the paper's HIGGS)" in (tmp_path / "results.md").read_text()
+    assert numbers["settings"]["data"][0]["stand_in"] is True and numbers["settings"]["paper_settings"] is False
     with pytest.raises(ValueError, match="unknown sampler"):
         EXPERIMENTS["fig5"].run(tmp_path, samplers=("hmc",), datasets=())
 
@@ -71,6 +74,7 @@ def test_fig7_tiny(tmp_path):
     runs = numbers["datasets"]["breast-cancer"]["runs"]
     assert set(runs) == {"adagrad", "polynomial"}
     assert all(r["final_accuracy"] > 0.8 for r in runs.values())
+    assert "breast-cancer (an offline stand-in for the paper's Realsim)" in (tmp_path / "results.md").read_text()
 
 
 def test_demo_tiny(tmp_path):

@@ -22,6 +22,8 @@ def test_isvm_table2_quick(tmp_path):
     assert entry["eta_speedup"] > 0
     text = (tmp_path / "results.md").read_text()
     assert text.startswith("# ") and "ssgnht-iSVM" in text and "|---" in text
+    assert "Data: the offline stand-in" in text and entry["data"]["stand_in"] is True
+    assert numbers["settings"]["paper_settings"] is False
     assert result["seconds"] > 0 and isvm_table2.NAME == "isvm-table2"
     with pytest.raises(ValueError, match="unknown sampler"):
         isvm_table2.run(tmp_path, samplers=("hmc",))

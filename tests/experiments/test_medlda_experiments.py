@@ -32,6 +32,8 @@ def test_fig8_quick_end_to_end(tmp_path):
     numbers = _outputs(result, tmp_path, "medlda-fig8")
     settings = numbers["settings"]
     assert settings["corpus"] == "synthetic" and settings["k"] == 5
+    assert settings["stand_in"] is True and settings["paper_settings"] is False
+    assert "Corpus: offline stand-in for 20 Newsgroups" in (tmp_path / "results.md").read_text()
     runs = numbers["runs"]
     assert set(runs) == {"gibbs", "ssgrld", "baseline"}
     majority = max(np.bincount(medlda_fig8.load_corpus("synthetic", quick=True)["y_test"])) / settings["n_test"]

@@ -22,6 +22,9 @@ def test_sva_table1_quick(tmp_path):
     assert "paper" in out["table"] and "71.1 (5.2)" in out["table"]
     # Without a seed the table's own seed (1) is used: the CLI passes one only when given.
     assert numbers["settings"]["seed"] == 1
+    # the paper's own synthetic data, not a stand-in
+    assert numbers["settings"]["data"] is None
+    assert "Data: paper 001's synthetic Settings I and II" in (tmp_path / "results.md").read_text()
 
 
 def test_sva_table1_m2dpm_grids():

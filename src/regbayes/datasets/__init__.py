@@ -14,6 +14,7 @@ Synthetic (NumPy only, ``random_state`` = None, int or ``np.random.Generator``):
   -- binary latent features (paper 002's iLSVM / MT-iLSVM models): offline stand-ins
 
 Text: ``load_20newsgroups`` (a folder of the standard files or scikit-learn's cache),
+``fetch_20newsgroups_folder`` (the registry's checksummed archive, extracted),
 ``load_lda_reuters`` (395 Reuters stories shipped by the ``lda`` package).
 
 Shipped by optional packages (``pip install regbayes[data]``; read offline, nothing
@@ -24,7 +25,8 @@ the School-data stand-in), ``load_multiple_features`` with ``concat_views`` and
 for TRECVID/Flickr).
 
 Files: ``load_svmlight`` (plain/gz/bz2/xz). Public data sets: ``fetch_realsim``,
-``fetch_ijcnn1``, ``fetch_higgs``, ``fetch_dataset_files``; ``list_datasets`` and
+``fetch_ijcnn1``, ``fetch_higgs``, ``fetch_protein``, ``fetch_dataset`` (any registered
+svmlight/CSV set), ``fetch_dataset_files``; ``list_datasets`` and
 ``get_data_home`` describe the registry and the cache (``$REGBAYES_DATA``; mirrors via
 ``base_url`` or ``$REGBAYES_DATA_URL``).
 """
@@ -41,13 +43,20 @@ from .download import (
 )
 from .dp_mixture import make_dp_mixture_svm
 from .exam import ExamData, exam_split, exam_splits, load_exam
-from .fetch import fetch_dataset_files, fetch_higgs, fetch_ijcnn1, fetch_realsim
+from .fetch import fetch_dataset, fetch_dataset_files, fetch_higgs, fetch_ijcnn1, fetch_protein, fetch_realsim
 from .higgs_like import make_higgs_like
 from .latent_features import LatentData, make_latent_classification, make_latent_multilabel, make_latent_multitask_regression
 from .multiple_features import MultiViewData, concat_views, load_multiple_features, multiple_features_split
 from .registry import BundledDataset, DatasetSpec, RemoteFile, get_dataset, list_datasets
 from .svmlight import load_svmlight
-from .text import CountCorpus, TextCorpus, find_20newsgroups, load_20newsgroups, load_lda_reuters
+from .text import (
+    CountCorpus,
+    TextCorpus,
+    fetch_20newsgroups_folder,
+    find_20newsgroups,
+    load_20newsgroups,
+    load_lda_reuters,
+)
 from .topic_corpus import make_topic_corpus, make_topic_regression_corpus
 from .synthetic import hinge_label_probability, make_bayes_svm_2d, make_multiclass_blobs
 from .yeast import YeastData, load_yeast
@@ -67,6 +76,7 @@ __all__ = [
     "CountCorpus",
     "TextCorpus",
     "find_20newsgroups",
+    "fetch_20newsgroups_folder",
     "load_20newsgroups",
     "load_lda_reuters",
     "load_breast_cancer_standardized",
@@ -87,10 +97,12 @@ __all__ = [
     "resolve_base_url",
     "sha256_of",
     "fetch_file",
+    "fetch_dataset",
     "fetch_dataset_files",
     "fetch_realsim",
     "fetch_ijcnn1",
     "fetch_higgs",
+    "fetch_protein",
     "list_datasets",
     "get_dataset",
     "DatasetSpec",

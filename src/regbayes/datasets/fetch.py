@@ -4,6 +4,10 @@
 * ``fetch_ijcnn1``: IJCNN1 train and test, paper 000 Section 5.3 (infinite SVM).
 * ``fetch_higgs``: HIGGS (Baldi et al. 2014), paper 000 Section 5.1.2, from the LIBSVM
   page or UCI; ``n_rows`` reads only the first rows of the 11-million-row file.
+* ``fetch_protein``: LIBSVM's multi-class "protein" (3 classes, 357 features; not paper
+  000's Protein fold data, see ``registry.py``).
+* ``fetch_dataset``: any registered svmlight or CSV data set, file by file (the
+  experiments' ``data`` option reads registered names through it).
 
 Files are cached compressed and decompressed while parsing (see ``download.py`` for the
 cache, mirrors and checksums).
@@ -19,7 +23,10 @@ from .download import fetch_file, get_data_home, resolve_base_url
 from .registry import BundledDataset, DatasetSpec, get_dataset
 from .svmlight import load_svmlight
 
-__all__ = ["fetch_dataset_files", "fetch_realsim", "fetch_ijcnn1", "fetch_higgs"]
+__all__ = ["fetch_dataset", "fetch_dataset_files", "fetch_realsim", "fetch_ijcnn1", "fetch_higgs", "fetch_protein"]
+
+#: ``fetch_dataset`` reads svmlight files with at most this many features into dense arrays.
+DENSE_MAX_FEATURES = 100
 
 
 def fetch_dataset_files(name: str, data_home=None, download_if_missing=True, base_url=None):
@@ -43,7 +50,7 @@ def fetch_dataset_files(name: str, data_home=None, download_if_missing=True, bas
 
 def _check_labels(spec: DatasetSpec, y: np.ndarray, path) -> np.ndarray:
     found = np.unique(y)
-    if not np.isin(found, spec.labels).all():
+    if spec.labels and not np.isin(found, spec.labels).all():
         raise ValueError(
             f"{path}: labels {found.tolist()} are not the expected {list(spec.labels)} of "
             f"{spec.name}; the cached file may be a different data set"
@@ -113,3 +120,49 @@ def fetch_higgs(
     reader = read_svmlight_dense if spec.file_format == "svmlight" else read_csv_dense
     X, y = reader(path, spec.n_features, n_rows=n_rows, dtype=dt)
     return X, _check_labels(spec, y, path)
+
+
+def fetch_protein(data_home=None, download_if_missing=True, base_url=None, dtype=np.float64):
+    """LIBSVM's multi-class "protein" (``protein.bz2``, ``protein.t.bz2``): 357 features,
+    3 classes, 17,766 training and 6,621 test rows.
+
+    Not the Protein fold data of paper 000 (Table 2) and paper 001 (Table 3), which are Ding
+    & Dubchak's 698 proteins in 27 folds (see ``registry.py``). Returns ``X_train, X_test``
+    (CSR, ``dtype``) and ``y_train, y_test`` (int64).
+    """
+    spec = get_dataset("protein")
+    paths = fetch_dataset_files(spec.name, data_home, download_if_missing, base_url)
+    X_train, y_train = _load_sparse(spec, paths["train"], dtype)
+    X_test, y_test = _load_sparse(spec, paths["test"], dtype)
+    return X_train, X_test, y_train, y_test
+
+
+def fetch_dataset(name: str, *, n_rows=None, dtype=np.float64, data_home=None, download_if_missing=True,
+                  base_url=None) -> dict:
+    """Every file of the registered svmlight or CSV data set ``name``, parsed.
+
+    Returns a dict role -> ``(X, y)`` (roles "data", or "train" and "test"), with ``y``
+    int64 and checked against the registry's labels. ``X`` is a dense ``dtype`` array for
+    CSV files and svmlight files of at most :data:`DENSE_MAX_FEATURES` features (HIGGS,
+    IJCNN1), else CSR. ``n_rows`` reads only the first rows of the "data" or "train" file
+    (a "test" file is read whole). Downloads and checksums as :func:`fetch_dataset_files`.
+    """
+    spec = get_dataset(name)
+    if isinstance(spec, DatasetSpec) and spec.file_format not in ("svmlight", "csv"):
+        raise ValueError(f"{name!r} is a {spec.file_format}, not a table of rows; "
+                         "read it with its own loader (regbayes.datasets.text for 20news)")
+    dt = check_float_dtype("dtype", dtype)
+    if n_rows is not None:
+        n_rows = check_int("n_rows", n_rows)
+    paths = fetch_dataset_files(name, data_home, download_if_missing, base_url)
+    out = {}
+    for role, path in paths.items():
+        rows = None if role == "test" else n_rows
+        if spec.file_format == "csv":
+            X, y = read_csv_dense(path, spec.n_features, n_rows=rows, dtype=dt)
+        elif spec.n_features <= DENSE_MAX_FEATURES:
+            X, y = read_svmlight_dense(path, spec.n_features, n_rows=rows, dtype=dt)
+        else:
+            X, y = load_svmlight(path, n_features=spec.n_features, dtype=dt, n_rows=rows, zero_based=False)
+        out[role] = (X, _check_labels(spec, np.asarray(y), path))
+    return out

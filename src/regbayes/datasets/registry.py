@@ -7,8 +7,16 @@
 * HIGGS (Baldi, Sadowski and Whiteson, Nature Communications 5:4308, 2014): paper 000
   Section 5.1.2 (1.1 x 10^7 rows, 28 features), from the LIBSVM page or from UCI (CSV,
   label first).
+* protein, LIBSVM multi-class page: J.-Y. Wang's protein secondary-structure data (3
+  classes, 357 features). It is *not* the Protein fold data of paper 000 Section 5.3 and
+  paper 001 (Ding & Dubchak 2001: 698 proteins, 27 folds, 21 features, split 313 / 385),
+  which no host serves as a file that a fetcher could name; give that data to the
+  experiments as svmlight files instead.
+* 20news: the 20 Newsgroups "bydate" archive (paper 000 Section 5.2), the copy that
+  scikit-learn's ``fetch_20newsgroups`` downloads, with scikit-learn's SHA-256 of it;
+  :func:`regbayes.datasets.text.fetch_20newsgroups_folder` extracts it.
 
-No checksums are published by either host and none are invented here: ``sha256`` is
+The LIBSVM and UCI hosts publish no checksums and none are invented here: ``sha256`` is
 ``None`` and the downloader then records the computed digest next to the file (see
 ``download.py``). Pin a digest by passing your own ``RemoteFile`` to ``fetch_file``.
 
@@ -31,6 +39,8 @@ __all__ = [
     "DatasetSpec",
     "BundledDataset",
     "LIBSVM_BINARY_URL",
+    "LIBSVM_MULTICLASS_URL",
+    "TWENTY_NEWS_URL",
     "UCI_HIGGS_URL",
     "REGISTRY",
     "get_dataset",
@@ -38,10 +48,13 @@ __all__ = [
 ]
 
 LIBSVM_BINARY_URL = "https://www.csie.ntu.edu.tw/~cjlin/libsvmtools/datasets/binary/"
+LIBSVM_MULTICLASS_URL = "https://www.csie.ntu.edu.tw/~cjlin/libsvmtools/datasets/multiclass/"
+#: scikit-learn's source of ``20news-bydate.tar.gz`` (sklearn.datasets._twenty_newsgroups.ARCHIVE).
+TWENTY_NEWS_URL = "https://ndownloader.figshare.com/files/"
 UCI_HIGGS_URL = "https://archive.ics.uci.edu/ml/machine-learning-databases/00280/"
 
 _SHA256 = re.compile(r"^[0-9a-f]{64}$")
-_FORMATS = ("svmlight", "csv")
+_FORMATS = ("svmlight", "csv", "text-archive")
 
 
 @dataclass(frozen=True)
@@ -76,7 +89,12 @@ class RemoteFile:
 
 @dataclass(frozen=True)
 class DatasetSpec:
-    """A data set: its files, the host they come from and how to parse them."""
+    """A data set: its files, the host they come from and how to parse them.
+
+    ``file_format``: "svmlight", "csv" (label first) or "text-archive" (a tar.gz of text
+    documents, ``n_features`` 0: the vocabulary is built by whoever reads it). ``labels``:
+    the label values every file must hold only; empty when they are not pinned.
+    """
 
     name: str
     description: str
@@ -197,6 +215,37 @@ REGISTRY: dict[str, DatasetSpec | BundledDataset] = {
         labels=(0, 1),
         reference="P. Baldi, P. Sadowski, D. Whiteson, Nat. Commun. 5:4308 (2014). "
         "Paper 000 Sec. 5.1.2.",
+    ),
+    "protein": DatasetSpec(
+        name="protein",
+        description="LIBSVM 'protein': protein secondary structure, 3 classes "
+        "(17,766 train / 6,621 test x 357); not paper 000's Protein fold data (Ding & Dubchak)",
+        base_url=LIBSVM_MULTICLASS_URL,
+        files=(
+            RemoteFile("protein.bz2", None, role="train", n_samples=17766),
+            RemoteFile("protein.t.bz2", None, role="test", n_samples=6621),
+        ),
+        file_format="svmlight",
+        n_features=357,
+        labels=(),  # 3 classes; their values are not pinned (no copy could be checked offline)
+        reference="J.-Y. Wang, Application of support vector machines in bioinformatics, "
+        "NTU master's thesis (2002); LIBSVM multi-class data sets.",
+    ),
+    "20news": DatasetSpec(
+        name="20news",
+        description="20 Newsgroups 'bydate' (11,314 train / 7,532 test posts, 20 classes), "
+        "a 14 MB tar.gz extracted into <cache>/20newsgroups",
+        base_url=TWENTY_NEWS_URL,
+        # scikit-learn's ARCHIVE: the figshare file id is the name on the host, and its
+        # SHA-256 is the one scikit-learn checks.
+        files=(
+            RemoteFile("5975967", "8f1b2514ca22a5ade8fbb9cfa5727df95fa587f4c87b786e15c759fa66d95610",
+                       role="archive", n_samples=18846),
+        ),
+        file_format="text-archive",
+        n_features=0,
+        labels=(),
+        reference="K. Lang, NewsWeeder (ICML 1995); J. Rennie's bydate split. Paper 000 Sec. 5.2.",
     ),
     "yeast": BundledDataset(
         name="yeast",

@@ -8,6 +8,10 @@
   and how to provide them.
 * :func:`find_20newsgroups` -- where :func:`load_20newsgroups` would read from (or None),
   without reading: experiments use it to pick 20 Newsgroups "when present".
+* :func:`fetch_20newsgroups_folder` -- the registry's "20news" archive (scikit-learn's
+  copy, checked against scikit-learn's SHA-256) downloaded through
+  :func:`regbayes.datasets.download.fetch_file` and extracted into the folder that
+  :func:`load_20newsgroups` reads first.
 * :func:`load_lda_reuters` -- the only labeled corpus that an installed dependency ships:
   the 395 Reuters news stories of the ``lda`` package (bag of words, 4,258 terms), each
   labeled with the country of its dateline title ("UK: ...", "VATICAN: ..."). It is
@@ -20,6 +24,8 @@ No paper equation is implemented here.
 from __future__ import annotations
 
 import os
+import shutil
+import tarfile
 from collections import Counter
 from pathlib import Path
 from typing import NamedTuple, Sequence
@@ -29,12 +35,14 @@ import scipy.sparse as sp
 
 from ..validation import check_int
 from .download import get_data_home
+from .fetch import fetch_dataset_files
 
 __all__ = [
     "TextCorpus",
     "CountCorpus",
     "load_20newsgroups",
     "find_20newsgroups",
+    "fetch_20newsgroups_folder",
     "load_lda_reuters",
     "TWENTY_NEWS_FOLDERS",
 ]
@@ -108,6 +116,61 @@ def find_20newsgroups(subset: str = "train", *, folder=None, data_home=None):
     if cache.is_file():
         return ("sklearn", cache)
     return None
+
+
+def _safe_members(archive: tarfile.TarFile, path):
+    """The archive's members under the bydate folders; anything else that could write
+    outside them (absolute names, "..", links, devices) is an error."""
+    keep = []
+    for member in archive.getmembers():
+        parts = Path(member.name).parts
+        if member.name.startswith(("/", "\\")) or ".." in parts:
+            raise ValueError(f"{path}: unsafe member name {member.name!r}; the archive was not extracted")
+        if not parts or parts[0] not in TWENTY_NEWS_FOLDERS.values():
+            continue
+        if not (member.isfile() or member.isdir()):
+            raise ValueError(f"{path}: member {member.name!r} is not a plain file or folder; "
+                             "the archive was not extracted")
+        keep.append(member)
+    return keep
+
+
+def fetch_20newsgroups_folder(data_home=None, download_if_missing=True, base_url=None) -> Path:
+    """The folder ``<regbayes data home>/20newsgroups`` holding the standard bydate files,
+    downloaded and extracted when missing.
+
+    The archive is the registry's "20news" entry (``20news-bydate.tar.gz`` as scikit-learn
+    fetches it, verified against scikit-learn's SHA-256 before use: a mismatch raises
+    :class:`regbayes.datasets.ChecksumError` and nothing is kept). Only the members under
+    ``20news-bydate-train/`` and ``20news-bydate-test/`` are extracted, into a temporary
+    folder renamed into place, so an interrupted extraction never looks complete.
+    """
+    target = Path(get_data_home(data_home)) / "20newsgroups"
+    if _has_standard_files(target, "all"):
+        return target
+    archive_path = fetch_dataset_files("20news", data_home, download_if_missing, base_url)["archive"]
+    tmp = target.with_name(".20newsgroups.part")
+    shutil.rmtree(tmp, ignore_errors=True)
+    try:
+        try:
+            with tarfile.open(archive_path, "r:*") as archive:
+                members = _safe_members(archive, archive_path)
+                tmp.mkdir(parents=True)
+                # the "data" filter (Python >= 3.11.4) re-checks what _safe_members checked
+                safe = {"filter": "data"} if hasattr(tarfile, "data_filter") else {}
+                for member in members:
+                    archive.extract(member, tmp, set_attrs=False, **safe)
+        except tarfile.TarError as exc:
+            raise ValueError(f"{archive_path} is not a readable tar archive ({exc})") from exc
+        if not _has_standard_files(tmp, "all"):
+            raise ValueError(f"{archive_path} holds no {' and '.join(TWENTY_NEWS_FOLDERS.values())} folders")
+        target.mkdir(parents=True, exist_ok=True)
+        for name in TWENTY_NEWS_FOLDERS.values():
+            if not (target / name).exists():
+                os.replace(tmp / name, target / name)
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+    return target
 
 
 def _check_subset(subset):

@@ -4,11 +4,22 @@ augmentation vs the two-stage LDA + LinearSVC baseline, at the same K (the paper
 
 Corpus (``corpus="auto"``): 20 Newsgroups (bydate train / test, headers, footers and
 quotes removed, English stop words removed as in the paper) when
-:func:`regbayes.datasets.text.find_20newsgroups` finds it; otherwise a synthetic corpus
-drawn from the LDA + max-margin generative model
-(:func:`regbayes.datasets.topic_corpus.make_topic_corpus`) with ``n`` training documents
-(default 12,000, about the size of 20news' 11,269) and a quarter as many test documents,
-with readable word names (:func:`synthetic_vocabulary`).
+:func:`regbayes.datasets.text.find_20newsgroups` finds it on this machine; otherwise an
+offline stand-in, named as one in the outputs: a synthetic corpus drawn from the LDA +
+max-margin generative model (:func:`regbayes.datasets.topic_corpus.make_topic_corpus`)
+with ``n`` training documents (default 12,000, about the size of 20news' 11,269) and a
+quarter as many test documents, with readable word names (:func:`synthetic_vocabulary`).
+``data`` (``regbayes reproduce medlda-fig8 --data 20news``;
+:mod:`regbayes.experiments.data_option`) reads the paper's corpus: "20news" (the
+registry's checksummed archive, downloaded and extracted when missing), a folder of the
+standard files, or scikit-learn's cache file ``20news-bydate_py3.pkz``.
+
+``paper_settings`` sets paper 000 Sec. 5.2.1's 20news hyper-parameters (:data:`PAPER_MEDLDA`):
+alpha = beta = 1, c = 1, l = 164, one binary classifier per class ("one-vs-all",
+``multi_class="ovr"``), and the papers' prediction rule (``refit_classifier=False``: the
+eta of training votes on E[zbar] of a new document; the curves use it whatever the
+setting); K stays 50 unless ``k`` is given. ``hyper`` overrides any of them. The JSON
+records them under ``settings.paper_settings``.
 
 Curves: MedLDA keeps a snapshot of (Phi, eta) every few iterations (``snapshot_every``);
 each snapshot's test accuracy comes from ``MedLDA.staged_predict`` and is placed at the
@@ -39,6 +50,9 @@ TITLE = "Fig. 8: MedLDA test accuracy vs documents processed and wall time"
 METHODS = ("ssgrld", "gibbs", "baseline")
 CORPORA = ("auto", "20news", "synthetic")
 DEFAULT_K = 50
+#: Paper 000 Sec. 5.2.1, 20news: "alpha = 1, beta = 1, c = 1, l = 164", one-vs-all (Sec. 5.2),
+#: prediction by the eta of training (Sec. 4.1.2, "as described in [42]").
+PAPER_MEDLDA = dict(alpha=1.0, beta=1.0, C=1.0, margin=164.0, multi_class="ovr", refit_classifier=False)
 DEFAULT_N = 12000
 QUICK_N = 300
 
@@ -84,48 +98,72 @@ def _split(n_total, n_test, seed):
 
 
 def load_corpus(corpus: str = "auto", *, n: int | None = None, quick: bool = False, seed: int = 0,
-                folder=None, synthetic: dict | None = None) -> dict:
+                folder=None, synthetic: dict | None = None, data=None) -> dict:
     """The experiment's data as a dict: ``X_train``, ``X_test`` (CSR counts), ``y_train``,
-    ``y_test`` (int), ``class_names``, ``vocabulary``, ``name``, ``description``; for the
+    ``y_test`` (int), ``class_names``, ``vocabulary``, ``name``, ``description``,
+    ``stand_in`` (True for the synthetic corpus) and ``record`` (for the JSON); for the
     synthetic corpus also the truth: ``topic_word``, ``coef`` and ``doc_topic_train``.
 
     ``corpus``: "20news" (fails with the loader's message when absent), "synthetic", or
     "auto" (20news when present and not ``quick``, else synthetic). ``n``: training
-    documents (synthetic; for 20news a random subset of the training split when given).
+    documents (synthetic; for 20news a random subset of the training split when given, by
+    default 300 with ``quick``, which also keeps a quarter as many test documents).
+    ``data``: a registered corpus name, a folder or scikit-learn's cache file
+    (:mod:`regbayes.experiments.data_option`); it selects 20news whatever ``corpus`` says.
     """
     from ..validation import check_choice
 
     check_choice("corpus", corpus, CORPORA)
+    if data is not None:
+        from .data_option import CORPUS, corpus_location, resolve
+
+        source = resolve(data, CORPUS)
+        where = corpus_location(source)
+        out = _load_20news(n if n is not None else (QUICK_N if quick else None), seed, where["folder"],
+                           data_home=where["data_home"], quick=quick)
+        out["record"] = {**source.record(), "description": out["description"]}
+        return out
     if corpus == "auto":
         from ..datasets.text import find_20newsgroups
 
         present = find_20newsgroups("all", folder=folder) is not None
         corpus = "20news" if present and not quick else "synthetic"
     if corpus == "20news":
-        return _load_20news(n, seed, folder)
-    return _load_synthetic(n, quick, seed, synthetic)
+        out = _load_20news(n, seed, folder)
+        out["record"] = {"name": "20news", "kind": "found on this machine", "stand_in": False,
+                         "description": out["description"]}
+        return out
+    out = _load_synthetic(n, quick, seed, synthetic)
+    out["record"] = {"name": "synthetic", "kind": "stand-in", "stand_in": True, "stands_in_for": "20 Newsgroups",
+                     "description": out["description"]}
+    return out
 
 
-def _load_20news(n, seed, folder):
+def _load_20news(n, seed, folder, data_home=None, quick=False):
     from sklearn.feature_extraction.text import CountVectorizer
 
     from ..datasets.text import load_20newsgroups
 
-    train = load_20newsgroups("train", folder=folder)
-    test = load_20newsgroups("test", folder=folder)
+    train = load_20newsgroups("train", folder=folder, data_home=data_home)
+    test = load_20newsgroups("test", folder=folder, data_home=data_home)
     texts, y_train = train.texts, train.target
+    test_texts, y_test = test.texts, test.target
     if n is not None and n < len(texts):
         keep = np.sort(np.random.default_rng(seed).choice(len(texts), size=n, replace=False))
         texts, y_train = [texts[i] for i in keep], y_train[keep]
+    if quick and max(20, len(texts) // 4) < len(test_texts):
+        keep = np.sort(np.random.default_rng(seed + 1).choice(len(test_texts), size=max(20, len(texts) // 4),
+                                                                replace=False))
+        test_texts, y_test = [test_texts[i] for i in keep], y_test[keep]
     # English stop words removed as in the paper; rare and ubiquitous terms dropped.
     vectorizer = CountVectorizer(stop_words="english", min_df=5, max_df=0.5)
     X_train = vectorizer.fit_transform(texts).astype(np.int64)
-    X_test = vectorizer.transform(test.texts).astype(np.int64)
+    X_test = vectorizer.transform(test_texts).astype(np.int64)
     keep_train = np.asarray(X_train.sum(axis=1)).ravel() > 0
     keep_test = np.asarray(X_test.sum(axis=1)).ravel() > 0
     return {
         "X_train": X_train[keep_train].tocsr(), "y_train": y_train[keep_train],
-        "X_test": X_test[keep_test].tocsr(), "y_test": test.target[keep_test],
+        "X_test": X_test[keep_test].tocsr(), "y_test": y_test[keep_test], "stand_in": False,
         "class_names": list(train.target_names), "vocabulary": list(vectorizer.get_feature_names_out()),
         "name": "20news",
         "description": (f"20 Newsgroups bydate ({train.source}); CountVectorizer(stop_words='english', "
@@ -154,7 +192,8 @@ def _load_synthetic(n, quick, seed, settings):
         "vocabulary": synthetic_vocabulary(topic_word), "topic_word": topic_word, "coef": coef,
         "doc_topic_train": doc_topic[train],
         "name": "synthetic",
-        "description": (f"make_topic_corpus({n_train + n_test:,} documents, "
+        "stand_in": True,
+        "description": (f"offline stand-in for 20 Newsgroups: make_topic_corpus({n_train + n_test:,} documents, "
                         + ", ".join(f"{k}={v}" for k, v in settings.items())
                         + f", random_state={seed}); {len(present)} classes occur; {n_test:,} held out"),
         "settings": settings,
@@ -278,16 +317,20 @@ def run(
     batch_size: int | None = None,
     tolerance: float = 0.01,
     hyper: dict | None = None,
+    data=None,
+    paper_settings: bool = False,
     **unused,
 ) -> dict:
     """Run the experiment; write ``medlda-fig8.png``, ``medlda-fig8.json``, ``results.md``.
 
     ``k``: topics for every method (default 50; quick 5). ``n``: training documents of
-    the synthetic corpus (default 12,000; quick 300). ``corpus``: "auto", "20news" or
-    "synthetic"; ``folder``: a folder of the 20news standard files. ``methods``: subset
-    of ("ssgrld", "gibbs", "baseline"). ``hyper``: extra MedLDA parameters for both
-    samplers (alpha, beta, C, margin, prior_scale, ...). ``tolerance``: accuracy
-    tolerance (fraction) of the target summary.
+    the synthetic corpus (default 12,000; quick 300), or of 20news a random subset.
+    ``corpus``: "auto", "20news" or "synthetic"; ``folder``: a folder of the 20news
+    standard files; ``data``: the ``--data`` value (module docstring), which overrides
+    both. ``methods``: subset of ("ssgrld", "gibbs", "baseline"). ``hyper``: extra MedLDA
+    parameters for both samplers (alpha, beta, C, margin, prior_scale, ...), over
+    :data:`PAPER_MEDLDA` with ``paper_settings``. ``tolerance``: accuracy tolerance
+    (fraction) of the target summary.
     """
     from ..validation import check_int
     from ..plotting import accuracy_vs_progress
@@ -299,8 +342,9 @@ def run(
         raise ValueError(f"unknown method(s) {unknown}; choose from {METHODS}")
     k = int(k) if k is not None else (5 if quick else DEFAULT_K)
     check_int("k", k, 2)
-    data = load_corpus(corpus, n=n, quick=quick, seed=seed, folder=folder)
+    data = load_corpus(corpus, n=n, quick=quick, seed=seed, folder=folder, data=data)
     X_train, X_test, y_train, y_test = data["X_train"], data["X_test"], data["y_train"], data["y_test"]
+    hyper = {**(PAPER_MEDLDA if paper_settings else {}), **(hyper or {})}
     settings = method_settings(quick, k, X_train.shape[0], gibbs_sweeps=gibbs_sweeps,
                                ssgrld_iterations=ssgrld_iterations, batch_size=batch_size, hyper=hyper)
     curves, runs = {}, {}
@@ -345,7 +389,8 @@ def run(
                      "n_test": X_test.shape[0], "n_words": X_train.shape[1],
                      "n_tokens_train": int(X_train.sum()), "methods": list(methods),
                      "medlda": {m: {kk: v for kk, v in s.items() if not callable(v)} for m, s in settings.items()},
-                     "corpus_description": data["description"]},
+                     "corpus_description": data["description"], "stand_in": data["stand_in"], "data": data["record"],
+                     "paper_settings": dict(PAPER_MEDLDA) if paper_settings else False},
         "runs": runs,
         "target_summary": summary,
         "seconds": seconds,

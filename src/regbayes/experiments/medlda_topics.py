@@ -8,7 +8,13 @@ topics per class). The table lists each class's salient topics
 three) and their most probable words (from ``components_``).
 
 Corpus as in :mod:`regbayes.experiments.medlda_fig8` (20 Newsgroups when present, else
-the synthetic corpus whose words are named after their true topic, e.g. ``space1``).
+the offline stand-in, a synthetic corpus whose words are named after their true topic,
+e.g. ``space1``; ``data`` reads the paper's 20news: the registered "20news", a folder of
+the standard files or scikit-learn's cache file). ``paper_settings`` sets paper 000 Sec.
+5.2.1's hyper-parameters (:data:`regbayes.experiments.medlda_fig8.PAPER_MEDLDA`: alpha =
+beta = 1, c = 1, l = 164, one-vs-all, the papers' prediction rule
+``refit_classifier=False`` for the test accuracy); K stays 50 unless ``k`` is given;
+``hyper`` overrides them; the JSON records them.
 On the synthetic corpus the learned topics are also matched to the true ones by the
 Hungarian method on the Hellinger distance between topic-word distributions, and each
 class's row names its largest true topic (the largest average true theta_d over the
@@ -21,7 +27,7 @@ import time
 import numpy as np
 
 from ._common import markdown_table, write_outputs
-from .medlda_fig8 import DEFAULT_K, THEMES, load_corpus
+from .medlda_fig8 import DEFAULT_K, PAPER_MEDLDA, THEMES, load_corpus
 
 NAME = "medlda-topics"
 TITLE = "Fig. 9 / Table 1: per-class average topic proportions and salient topics (SSGRLD MedLDA)"
@@ -91,6 +97,8 @@ def run(
     batch_size: int | None = None,
     n_top_words: int | None = None,
     hyper: dict | None = None,
+    data=None,
+    paper_settings: bool = False,
     **unused,
 ) -> dict:
     """Fit SSGRLD MedLDA and write ``medlda-topics.png``, ``medlda-topics.json`` and
@@ -100,7 +108,8 @@ def run(
     corpus (default 6,000; quick 300). ``n_iter`` / ``batch_size``: SSGRLD iterations and
     minibatch (defaults: 3 passes over the data in minibatches of 100; quick: 30 of 20).
     ``n_top_words``: words per topic in the table (default 8; quick 5). ``hyper``: extra
-    MedLDA parameters.
+    MedLDA parameters (over :data:`PAPER_MEDLDA` with ``paper_settings``). ``data``: the
+    ``--data`` value (module docstring), which overrides ``corpus`` and ``folder``.
     """
     from ..validation import check_int
     from ..models.medlda import MedLDA
@@ -110,7 +119,8 @@ def run(
     k = int(k) if k is not None else (5 if quick else DEFAULT_K)
     check_int("k", k, 2)
     n = n if n is not None else (None if quick else DEFAULT_N)
-    data = load_corpus(corpus, n=n, quick=quick, seed=seed, folder=folder)
+    data = load_corpus(corpus, n=n, quick=quick, seed=seed, folder=folder, data=data)
+    hyper = {**(PAPER_MEDLDA if paper_settings else {}), **(hyper or {})}
     X_train, y_train, X_test, y_test = data["X_train"], data["y_train"], data["X_test"], data["y_test"]
     names, vocabulary = data["class_names"], data["vocabulary"]
     batch = min(int(batch_size or (20 if quick else 100)), X_train.shape[0])
@@ -157,7 +167,8 @@ def run(
         "experiment": NAME,
         "settings": {"quick": quick, "seed": seed, "k": k, "corpus": data["name"], "n_train": X_train.shape[0],
                      "n_test": X_test.shape[0], "n_words": X_train.shape[1], "medlda": params,
-                     "corpus_description": data["description"]},
+                     "corpus_description": data["description"], "stand_in": data["stand_in"],
+                     "data": data["record"], "paper_settings": dict(PAPER_MEDLDA) if paper_settings else False},
         "test_accuracy": accuracy,
         "fit_seconds": fit_seconds,
         "class_names": shown_names,
