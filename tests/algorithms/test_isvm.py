@@ -1,4 +1,4 @@
-"""The Gibbs infinite SVM's algorithm (regbayes.algorithms.isvm, isvm_gibbs, isvm_ssgnht).
+"""The Gibbs infinite SVM's algorithm (regbayes.algorithms.isvm, isvm_gibbs, isvm_sgmcmc).
 
 Exact references:
 
@@ -18,7 +18,7 @@ import pytest
 
 from regbayes.algorithms import isvm
 from regbayes.algorithms.isvm_gibbs import MIN_BLOCK, block_size, gibbs_component_sweep, gibbs_eta_step
-from regbayes.algorithms.isvm_ssgnht import component_steps, pad_states, rest_states
+from regbayes.algorithms.isvm_sgmcmc import component_steps, pad_states, rest_states
 from regbayes.inference import Algorithm, DivergenceError, run
 from regbayes.potentials import niw
 from regbayes.potentials.component_svm import group_members
@@ -103,7 +103,7 @@ def test_grow_keeps_the_state(sampler):
         if sampler == "ssgnht":  # SSGNHT states exist after the first eta step
             step = isvm.infinite_svm(sampler, batch_size=5, n_inner=2)
             state, _ = step(0, state, data)
-            assert state.sgnht.position.shape[0] == state.capacity
+            assert state.sgmcmc.position.shape[0] == state.capacity
     K = state.capacity
     state = state._replace(eta=np.random.default_rng(0).normal(size=state.eta.shape))
     grown = isvm.grow(state, 2 * K, data.prior)
@@ -116,18 +116,18 @@ def test_grow_keeps_the_state(sampler):
     np.testing.assert_array_equal(grown.means[K:], np.broadcast_to(data.prior.mean, (K, 2)))
     np.testing.assert_array_equal(grown.chols[K:], np.broadcast_to(data.prior.chol, (K, 2, 2)))
     if sampler == "ssgnht":
-        for old, new in zip(state.sgnht, grown.sgnht):
+        for old, new in zip(state.sgmcmc, grown.sgmcmc):
             assert new.shape[0] == 2 * K
             np.testing.assert_array_equal(np.asarray(new[:K]), np.asarray(old))
-        np.testing.assert_array_equal(np.asarray(grown.sgnht.momentum[K:]), 0.0)
+        np.testing.assert_array_equal(np.asarray(grown.sgmcmc.momentum[K:]), 0.0)
     else:
-        assert grown.sgnht is None
+        assert grown.sgmcmc is None
     with pytest.raises(ValueError, match="shrink"):
         isvm.grow(grown, K, data.prior)
 
 
 def test_rest_states_and_padding():
-    states = rest_states(3, 2, 4, np.float32)
+    states = rest_states("ssgnht", 3, 2, (4,), np.float32)
     assert states.position.shape == states.momentum.shape == (3, 2, 4) and states.transform.shape == (3, 2, 4, 4)
     assert pad_states(states, 3) is states
     grown = pad_states(states._replace(momentum=np.ones((3, 2, 4), np.float32)), 8)
@@ -154,8 +154,8 @@ def test_step_grows_the_state_when_the_sweep_needs_slots(sampler):
     assert state.counts.sum() == len(X) and info.n_components == np.count_nonzero(state.counts) >= 6
     np.testing.assert_array_equal(np.bincount(state.z, minlength=state.capacity), state.counts)
     if ssg:
-        assert state.sgnht.position.shape[0] == state.capacity and state.capacity in state.compiled
-        np.testing.assert_array_equal(state.eta, np.asarray(state.sgnht.position, np.float64))
+        assert state.sgmcmc.position.shape[0] == state.capacity and state.capacity in state.compiled
+        np.testing.assert_array_equal(state.eta, np.asarray(state.sgmcmc.position, np.float64))
         assert info.step_size == 0.15
     c2, m2, ch2 = niw.component_posteriors(data.prior, X, state.z, state.capacity)
     np.testing.assert_allclose(state.means, m2, atol=1e-8)

@@ -28,7 +28,7 @@ from regbayes.datasets import make_multiclass_blobs
 from regbayes.potentials import niw as _niw
 from regbayes.algorithms.crp_kernels import crp_sweep
 from regbayes.algorithms.isvm_gibbs import gibbs_component_sweep
-from regbayes.algorithms.isvm_ssgnht import ssgnht_eta_step, ssgnht_init_states
+from regbayes.algorithms.isvm_sgmcmc import eta_step, init_states
 from regbayes.inference import DivergenceError
 from regbayes.models.isvm import InfiniteSVC
 from regbayes.samplers.defaults import SAMPLER_DEFAULTS
@@ -178,7 +178,7 @@ def test_ssgnht_eta_step_matches_grid(references):
     design, Y = _component_design(problem, n_slots, rng)
     positions = jnp.asarray(ref.sampler(rng, n_slots)[:, None, :], jnp.float32)
     keys = jax.random.split(jax.random.key(7), (n_slots, 1))
-    states = ssgnht_init_states(keys, positions)
+    states = init_states("ssgnht", keys, positions)
     const = dict(
         X=jnp.asarray(design, jnp.float32), Y=jnp.asarray(Y, jnp.float32), members=jnp.arange(len(design), dtype=jnp.int32),
         starts=jnp.arange(n_slots, dtype=jnp.int32) * m, counts=jnp.full(n_slots, m, jnp.int32),
@@ -191,7 +191,7 @@ def test_ssgnht_eta_step_matches_grid(references):
     draws = np.empty((n_slots, n_draws, d))
     for t in range(n_draws):
         key, sub = jax.random.split(key)
-        states = ssgnht_eta_step(states, fresh, states.position, sub, *const.values(), batch_size=2)
+        states = eta_step(states, fresh, states.position, sub, *const.values(), name="ssgnht", batch_size=2)
         draws[:, t] = np.asarray(states.position[:, 0])
     report, failures = compare_with_reference(draws, ref, MINIBATCH, f"ssgnht-component/{name}")
     assert not failures, "\n".join(failures + [report])

@@ -6,8 +6,16 @@ Component ``k`` of the Dirichlet-process mixture of SVMs owns the rows ``i`` wit
 
     U_k(eta) = ||eta||^2 / (2 nu^2) + C sum_{i: z_i = k} (l - y_i eta^T x~_i)_+
 
-with the binary hinge of :mod:`regbayes.potentials.linear_svm` (one one-vs-rest problem).
-Its minibatch estimate (paper 000, eq. 29) draws ``D~`` of ``batch_size`` rows with
+with the binary hinge of :mod:`regbayes.potentials.linear_svm` (one one-vs-rest problem,
+``eta`` of shape (D,), ``y_i`` = +1/-1), or, with ``eta`` of shape (M, D) and ``y_i`` the
+class code, the multi-class hinge of paper 000, eqs. 24 and 26,
+
+    U_k(eta) = ||eta||^2 / (2 nu^2) + C sum_{i: z_i = k} max_m (l Delta(y_i, m) + f_m - f_{y_i}),
+
+``f_m = eta_m^T x~_i``, ``Delta(y, m) = 1 - [m = y]``: the Crammer–Singer hinge
+``max(0, l + max_{m != y} f_m - f_y)``, whose subgradient (eq. 21 with the component's
+rows) is ``C x~_i`` on the runner-up row ``y*`` and ``-C x~_i`` on row ``y_i`` where the
+hinge is active, 0 at the kink. Its minibatch estimate (paper 000, eq. 29) draws ``D~`` of ``batch_size`` rows with
 replacement among the component's members and scales the hinge sum by ``n_k / |D~|``;
 eq. 29 draws ``D~`` from all the data and keeps the members, scaling by ``|D| / |D~|``: the
 same expectation, but a small component would then see almost no rows per step.
@@ -17,7 +25,8 @@ component (:func:`group_members`), so that the shapes do not depend on the parti
 
 :func:`component_whitening` gives the linear reparameterisation ``eta = T_k u`` of the
 stochastic-gradient kernels (:mod:`regbayes.samplers.base`) for each component, from
-the Gaussian analogue of its posterior covariance.
+the Gaussian analogue of its posterior covariance, and :func:`block_whitening` its
+block-diagonal extension to a multi-class classifier of M rows.
 """
 from __future__ import annotations
 
@@ -28,15 +37,17 @@ import jax.numpy as jnp
 import numpy as np
 
 from . import linear_svm
+from .hinge import binary_hinge, crammer_singer_hinge
 from .minibatch import rows_with_replacement
 from .base import Potential
 
 
 class ComponentRows(NamedTuple):
-    """One component's rows for one one-vs-rest classifier.
+    """One component's rows for one classifier.
 
     ``members`` lists row indices grouped by component; the component's rows are
-    ``members[start : start + count]``. ``y`` holds +1/-1 for every row.
+    ``members[start : start + count]``. ``y`` holds +1/-1 for every row (one one-vs-rest
+    problem, ``eta`` (D,)) or the class codes (multi-class hinge, ``eta`` (M, D)).
     """
 
     X: jnp.ndarray
@@ -74,17 +85,21 @@ def _member_rows(data: ComponentRows):
 
 
 def value_and_subgrad(eta, data: ComponentRows):
-    """Exact ``U_k(eta)`` and its subgradient."""
+    """Exact ``U_k(eta)`` and its subgradient (binary hinge for ``eta`` (D,), multi-class
+    hinge for ``eta`` (M, D)); rows outside the component are masked out."""
     rows, inside = _member_rows(data)
-    svm = linear_svm.SVMData(data.X[rows], jnp.where(inside, data.y[rows], 0.0), data.C, data.margin, data.prior_scale)
-    # a row with y = 0 has a constant loss C l and a zero subgradient: drop the constant
-    u, g = linear_svm.value_and_subgrad(eta, svm)
-    return u - data.C * data.margin * jnp.sum(~inside), g
+    X = data.X[rows]
+    f = linear_svm.discriminant(eta, X)
+    hinge = binary_hinge if eta.ndim == 1 else crammer_singer_hinge
+    loss, dloss = hinge(f, data.y[rows], data.C, data.margin)
+    dloss = jnp.where(inside.reshape(inside.shape + (1,) * (dloss.ndim - 1)), dloss, 0.0)
+    u_prior, g_prior = _prior_terms(eta, data)
+    return jnp.sum(jnp.where(inside, loss, 0.0)) + u_prior, (X.T @ dloss).T + g_prior
 
 
 def log_lik_terms(eta, data: ComponentRows, idx):
-    """``log psi_i(eta) = -C (l - y_i eta^T x~_i)_+`` for positions ``idx`` of ``members``
-    (0 for rows outside the component)."""
+    """``log psi_i(eta) = -C hinge_i(eta)`` for positions ``idx`` of ``members`` (0 for rows
+    outside the component)."""
     rows, inside = _member_rows(data)
     return jnp.where(inside[idx], linear_svm.log_lik_terms(eta, _svm_rows(data, rows), idx), 0.0)
 
@@ -142,3 +157,21 @@ def component_whitening(counts, means, chols, prior_dof, x_offset, intercept_sca
     precision = np.eye(D) / prior_scale**2 + C * n_k[:, None, None] * moment
     out[active] = np.linalg.cholesky(np.linalg.inv(precision))
     return out
+
+
+def block_whitening(transforms, n_rows):
+    """``I_M (x) T_k`` per slot: the whitening of a classifier of ``n_rows`` = M rows of D
+    coordinates (flattened row by row) with the factor ``T_k`` (K, D, D) for every row.
+
+    For the multi-class hinge the factor is computed by :func:`component_whitening` with
+    ``C`` replaced by ``2 C / M``: an active hinge of row ``i`` touches two of the M rows
+    (``y_i`` and the runner-up ``y*``, eq. 21), so a row sees about ``2 n_k / M`` of the
+    component's hinges rather than all ``n_k`` as a one-vs-rest problem does. The factor
+    only preconditions the sampler; the target does not depend on it.
+    Returns (K, M D, M D).
+    """
+    K, D, _ = transforms.shape
+    out = np.zeros((K, n_rows, D, n_rows, D), transforms.dtype)
+    for m in range(n_rows):
+        out[:, m, :, m, :] = transforms
+    return out.reshape(K, n_rows * D, n_rows * D)
