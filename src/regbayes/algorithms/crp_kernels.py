@@ -102,7 +102,7 @@ def _ovr_hinge(eta_k, x, y, margin):
 
 
 @numba.njit(cache=True)
-def _crammer_singer_hinge(eta_k, x, y, margin):
+def multi_class_hinge(eta_k, x, y, margin):
     """Multi-class hinge ``max_m (margin [m != y] + f_m - f_y)`` with ``f_m = eta_m^T x``;
     ``y[0]`` holds the class code."""
     code = int(y[0])
@@ -125,7 +125,7 @@ def _crammer_singer_hinge(eta_k, x, y, margin):
 @numba.njit(cache=True)
 def _hinge(eta_k, x, y, margin, crammer_singer):
     if crammer_singer:
-        return _crammer_singer_hinge(eta_k, x, y, margin)
+        return multi_class_hinge(eta_k, x, y, margin)
     return _ovr_hinge(eta_k, x, y, margin)
 
 

@@ -271,8 +271,8 @@ def infinite_svm(sampler: str = "gibbs", *, n_auxiliary: int = 2, batch_size: in
             C_rows = 2.0 * data.C / data.n_rows if joint else data.C
             transforms = component_whitening(state.counts, state.means, state.chols, data.prior.dof, data.x_offset,
                                              data.intercept_scaling, C_rows, data.prior_scale)
-            if joint:
-                transforms = block_whitening(transforms, data.n_rows)
+            if joint:  # the kernel runs on the M - 1 sum-zero rows (isvm_sgmcmc.eta_step)
+                transforms = block_whitening(transforms, data.n_rows - 1)
             steps = component_steps(state.counts, step_size, batch_size, noise_step_factor)
             states, eta, compiled, compile_seconds = run_eta_step(
                 sampler, key, state.sgmcmc, state.eta, fresh, state.counts, members, starts, steps, transforms,

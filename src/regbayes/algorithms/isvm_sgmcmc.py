@@ -11,7 +11,9 @@ subgradient (eq. 29) is ``eta_k / nu^2 + n_k / |D~| sum_{d in D~} dhinge_d`` ove
 minibatch ``D~`` of ``batch_size`` rows drawn with replacement among the component's
 members (:func:`regbayes.potentials.component_svm.component_potential`; the binary hinge
 of eq. 15 per one-vs-rest problem, or the multi-class hinge of eqs. 24 and 26, whose
-subgradient eq. 29 takes from eq. 21).
+subgradient eq. 29 takes from eq. 21). A multi-class classifier is sampled in its
+sum-zero coordinates and its row mean, which the hinge does not see, drawn exactly
+(:func:`eta_step`).
 
 Each component runs in whitened coordinates ``eta = T_k u`` with ``T_k T_k^T`` the
 Gaussian analogue of its posterior covariance
@@ -37,19 +39,21 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from ..potentials.component_svm import ComponentRows, component_potential
+from ..potentials.component_svm import ComponentRows, component_potential, sum_zero_basis, sum_zero_potential
 from ..samplers.sgld import SGLDState, ssgld
 from ..samplers.sgnht import SGNHTState, ssgnht
 
 KERNELS = ("ssgnht", "ssgld")
 
 
-def component_kernel(name: str, batch_size: int):
-    """The kernel ``name`` on the component potential with minibatches of ``batch_size``
-    (both cached: the same object from fit to fit)."""
+def component_kernel(name: str, batch_size: int, n_rows: int | None = None):
+    """The kernel ``name`` on the component potential with minibatches of ``batch_size``:
+    a binary hinge, or with ``n_rows`` = M a multi-class classifier in its sum-zero
+    coordinates (:func:`regbayes.potentials.component_svm.sum_zero_potential`). Both are
+    cached: the same object from fit to fit."""
     if name not in KERNELS:
         raise ValueError(f"unknown kernel {name!r}; choose one of {KERNELS}")
-    potential = component_potential(batch_size)
+    potential = component_potential(batch_size) if n_rows is None else sum_zero_potential(batch_size, n_rows)
     return ssgnht(potential) if name == "ssgnht" else ssgld(potential)
 
 
@@ -101,11 +105,11 @@ def _slots_and_problems(fn):
     return jax.vmap(per_problem, in_axes=(0, 0, None, 0, 0, 0, 0))
 
 
-@functools.partial(jax.jit, static_argnames=("name", "batch_size"))
+@functools.partial(jax.jit, static_argnames=("name", "batch_size", "joint"))
 def eta_step(states, fresh, positions, key, X, Y, members, starts, counts, steps, transforms,
-             C, margin, prior_scale, n_inner, *, name, batch_size):
+             C, margin, prior_scale, n_inner, *, name, batch_size, joint=False):
     """``n_inner`` steps of kernel ``name`` for every (slot, problem); empty slots are left
-    unchanged.
+    unchanged. Returns ``(states, positions)``, the new classifiers.
 
     ``states`` and ``positions`` have leading axes (slot, problem). Every slot starts from
     ``positions`` (the classifiers after the z-sweep); a ``fresh`` slot (a new component)
@@ -113,9 +117,24 @@ def eta_step(states, fresh, positions, key, X, Y, members, starts, counts, steps
     (problems, n): +1/-1 per one-vs-rest problem, or one row of class codes for the
     multi-class hinge; ``starts``, ``counts``, ``steps`` (h_k) have one entry per slot,
     ``transforms`` one lower-triangular (P, P) whitening factor per slot, ``P`` the size
-    of one classifier.
+    of the kernel's position.
+
+    ``joint``: one multi-class classifier per slot, ``positions`` (K, 1, M, D). The kernel
+    then runs on its sum-zero coordinates ``Z = Q^T eta`` ((M-1) D coordinates: the
+    states' positions), and the row mean is drawn exactly from ``N(0, nu^2 / M I)``
+    (:func:`regbayes.potentials.component_svm.sum_zero_basis`): the hinge does not see it,
+    so that is its exact conditional, and no stochastic kernel runs along a direction
+    without gradient noise (SSGNHT's one thermostat, set by the noise of the others, left
+    that direction's variance 10-20 % low and the others as much too high on a 3-class
+    problem).
     """
-    kernel = component_kernel(name, batch_size)
+    eta_positions = positions
+    if joint:
+        M = positions.shape[2]
+        Q = jnp.asarray(sum_zero_basis(M), positions.dtype)
+        positions = jnp.einsum("mj,kpmd->kpjd", Q, positions)
+        key, key_means = jax.random.split(key)
+    kernel = component_kernel(name, batch_size, M if joint else None)
     init_keys, keys = jax.random.split(key, (2,) + positions.shape[:2])
     init = init_states(name, init_keys, positions)
     states = jax.tree_util.tree_map(
@@ -135,7 +154,12 @@ def eta_step(states, fresh, positions, key, X, Y, members, starts, counts, steps
         new, _ = jax.lax.fori_loop(0, n_inner, body, (state, key))
         return jax.tree_util.tree_map(lambda a, b: jnp.where(count > 0, a, b), new, state)
 
-    return _slots_and_problems(one)(states, keys, Y, starts, counts, steps, transforms)
+    states = _slots_and_problems(one)(states, keys, Y, starts, counts, steps, transforms)
+    if not joint:
+        return states, states.position
+    noise = jax.random.normal(key_means, eta_positions.shape[:2] + (1, eta_positions.shape[3]), positions.dtype)
+    eta = jnp.einsum("mj,kpjd->kpmd", Q, states.position) + prior_scale / jnp.sqrt(M) * noise
+    return states, jnp.where((counts > 0)[:, None, None, None], eta, eta_positions)
 
 
 def component_steps(counts, step_size, batch_size, noise_step_factor):
@@ -152,16 +176,18 @@ def run_eta_step(name, key, states, eta, fresh, counts, members, starts, steps, 
     step yet) starts every slot from ``kernel.init``.
 
     ``eta`` (K, L, D) the classifiers after the z-sweep: ``L`` one-vs-rest problems, or
-    with ``joint`` one multi-class classifier of ``L = M`` rows per slot; ``design`` (n,
-    D) and ``Y`` (problems, n) device arrays; ``hyper`` the arrays ``(C, margin,
-    prior_scale)``. ``compiled`` holds the capacities whose program this run has already
-    compiled. Returns ``(states, eta, compiled, compile_seconds)`` with ``eta`` the new
-    classifiers (K, L, D) in float64.
+    with ``joint`` one multi-class classifier of ``L = M`` rows per slot (``transforms``
+    then act on its (M-1) D sum-zero coordinates); ``design`` (n, D) and ``Y`` (problems,
+    n) device arrays; ``hyper`` the arrays ``(C, margin, prior_scale)``. ``compiled``
+    holds the capacities whose program this run has already compiled. Returns ``(states,
+    eta, compiled, compile_seconds)`` with ``eta`` the new classifiers (K, L, D) in
+    float64.
     """
     dtype = hyper[0].dtype
     positions = eta[:, None] if joint else eta
-    if states is None:
-        states = rest_states(name, *positions.shape[:2], positions.shape[2:], dtype)
+    if states is None:  # a joint classifier's kernel runs on M - 1 rows (eta_step)
+        shape = (eta.shape[1] - 1, eta.shape[2]) if joint else positions.shape[2:]
+        states = rest_states(name, *positions.shape[:2], shape, dtype)
         fresh = np.ones(eta.shape[0], bool)
     args = (states, jnp.asarray(fresh), jnp.asarray(positions, dtype), key, design, Y,
             jnp.asarray(members, jnp.int32), jnp.asarray(starts, jnp.int32), jnp.asarray(counts, jnp.int32),
@@ -170,8 +196,8 @@ def run_eta_step(name, key, states, eta, fresh, counts, members, starts, steps, 
     capacity = int(counts.shape[0])
     if capacity not in compiled:
         start = time.perf_counter()
-        eta_step.lower(*args, name=name, batch_size=batch_size).compile()
+        eta_step.lower(*args, name=name, batch_size=batch_size, joint=joint).compile()
         compile_seconds = time.perf_counter() - start
         compiled = compiled | {capacity}
-    states = eta_step(*args, name=name, batch_size=batch_size)
-    return states, np.asarray(states.position, np.float64).reshape(eta.shape), compiled, compile_seconds
+    states, new = eta_step(*args, name=name, batch_size=batch_size, joint=joint)
+    return states, np.asarray(new, np.float64).reshape(eta.shape), compiled, compile_seconds

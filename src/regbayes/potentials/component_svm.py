@@ -26,11 +26,18 @@ component (:func:`group_members`), so that the shapes do not depend on the parti
 :func:`component_whitening` gives the linear reparameterisation ``eta = T_k u`` of the
 stochastic-gradient kernels (:mod:`regbayes.samplers.base`) for each component, from
 the Gaussian analogue of its posterior covariance, and :func:`block_whitening` its
-block-diagonal extension to a multi-class classifier of M rows.
+block-diagonal extension to a multi-class classifier.
+
+The multi-class hinge sees only the differences of ``eta``'s rows. With ``Q`` (M, M-1) an
+orthonormal basis of the vectors whose entries sum to 0 (:func:`sum_zero_basis`),
+``eta = 1 s^T + Q Z`` splits the prior as ``||eta||^2 = M ||s||^2 + ||Z||^2``, so the row
+mean ``s`` has the posterior ``N(0, nu^2 / M I)`` whatever the data, independently of
+``Z`` (M-1, D), whose potential is :func:`sum_zero_potential`.
 """
 from __future__ import annotations
 
 import functools
+import math
 from typing import NamedTuple
 
 import jax.numpy as jnp
@@ -129,6 +136,48 @@ def component_potential(batch_size: int) -> Potential:
     )
 
 
+def sum_zero_basis(n_rows: int) -> np.ndarray:
+    """``Q`` (M, M-1): an orthonormal basis of the M-vectors whose entries sum to 0 (the
+    Helmert contrasts, normalised): ``Q^T Q = I`` and ``Q Q^T = I - 1 1^T / M``."""
+    M = int(n_rows)
+    Q = np.zeros((M, M - 1))
+    for j in range(1, M):
+        Q[:j, j - 1] = 1.0
+        Q[j, j - 1] = -float(j)
+        Q[:, j - 1] /= math.sqrt(j * (j + 1))
+    return Q
+
+
+@functools.lru_cache(maxsize=None)
+def sum_zero_potential(batch_size: int, n_rows: int) -> Potential:
+    """:func:`component_potential` of a multi-class classifier of ``n_rows`` = M rows in
+    its sum-zero coordinates ``Z`` (M-1, D), ``eta = Q Z`` (:func:`sum_zero_basis`):
+
+        U(Z) = U_k(Q Z),   dU/dZ = Q^T dU_k/deta.
+
+    ``U(Z) = ||Z||^2 / (2 nu^2) + C sum hinge_i(Q Z)`` is the posterior of ``Z`` with the
+    row mean integrated out (module docstring). Cached per ``(batch_size, n_rows)``."""
+    base = component_potential(batch_size)
+    Q = sum_zero_basis(n_rows)
+
+    def value_and_subgrad_z(Z, data):
+        u, g = base.value_and_subgrad(jnp.asarray(Q, Z.dtype) @ Z, data)
+        return u, jnp.asarray(Q.T, Z.dtype) @ g
+
+    def stochastic_value_and_subgrad_z(key, Z, data):
+        u, g = base.stochastic_value_and_subgrad(key, jnp.asarray(Q, Z.dtype) @ Z, data)
+        return u, jnp.asarray(Q.T, Z.dtype) @ g
+
+    return Potential(
+        value_and_subgrad=value_and_subgrad_z,
+        stochastic_value_and_subgrad=stochastic_value_and_subgrad_z,
+        log_prior=lambda Z, data: base.log_prior(jnp.asarray(Q, Z.dtype) @ Z, data),
+        log_lik_terms=lambda Z, data, idx: base.log_lik_terms(jnp.asarray(Q, Z.dtype) @ Z, data, idx),
+        n_data=base.n_data,
+        batch_size=batch_size,
+    )
+
+
 def component_whitening(counts, means, chols, prior_dof, x_offset, intercept_scaling, C, prior_scale):
     """Per slot, the lower Cholesky factor ``T_k`` of ``(I / nu^2 + C n_k E_k[x~ x~^T])^{-1}``.
 
@@ -160,15 +209,18 @@ def component_whitening(counts, means, chols, prior_dof, x_offset, intercept_sca
 
 
 def block_whitening(transforms, n_rows):
-    """``I_M (x) T_k`` per slot: the whitening of a classifier of ``n_rows`` = M rows of D
-    coordinates (flattened row by row) with the factor ``T_k`` (K, D, D) for every row.
+    """``I_R (x) T_k`` per slot: the whitening of ``n_rows`` = R rows of D coordinates
+    (flattened row by row) with the factor ``T_k`` (K, D, D) for every row. For the
+    sum-zero coordinates ``Z = Q^T eta`` of a classifier of M rows, ``R = M - 1``: the
+    factor ``I_M (x) T_k`` on ``eta`` restricted to the span of ``Q``, since
+    ``(Q (x) I)^T (I_M (x) T_k) (Q (x) I) = I_{M-1} (x) T_k``.
 
     For the multi-class hinge the factor is computed by :func:`component_whitening` with
     ``C`` replaced by ``2 C / M``: an active hinge of row ``i`` touches two of the M rows
     (``y_i`` and the runner-up ``y*``, eq. 21), so a row sees about ``2 n_k / M`` of the
     component's hinges rather than all ``n_k`` as a one-vs-rest problem does. The factor
     only preconditions the sampler; the target does not depend on it.
-    Returns (K, M D, M D).
+    Returns (K, R D, R D).
     """
     K, D, _ = transforms.shape
     out = np.zeros((K, n_rows, D, n_rows, D), transforms.dtype)
