@@ -16,7 +16,7 @@ Exact references and tolerances:
   Gibbs eta step (binary), and Crammer–Singer draws against a long random-walk Metropolis
   run (3 classes, one feature and the intercept: eta of shape (3, 2)); means within
   10 % sd, sds within 10 %, plus 4.5 combined MCSE (ESS from ArviZ).
-* Crammer–Singer against one-vs-rest on a 3-class DP mixture built from
+* Crammer–Singer against one-vs-rest on a 5-class DP mixture built from
   ``make_dp_mixture_svm``'s clusters: mean test accuracy over 3 seeds at least
   one-vs-rest's minus one standard error.
 * The rank-one up/downdates of the sweep agree with statistics recomputed from scratch.
@@ -279,12 +279,12 @@ def test_ssgld_forced_component_matches_gibbs_long_run():
 
 def test_crammer_singer_forced_component_matches_long_run():
     """15 rows of one cluster, one feature, 3 classes: eta of shape (3, 2) (weight and
-    intercept per class), SSGLD with minibatches of 10; reference: random-walk Metropolis
+    intercept per class), SSGLD with minibatches of 10, 500 kept draws; reference: random-walk Metropolis
     on the same design (300 chains of 1500 steps after 300)."""
     rng = np.random.default_rng(1)
     X = rng.normal(size=(15, 1))
     y = np.digitize(X[:, 0] + 0.6 * rng.normal(size=15), [-0.4, 0.4])
-    clf = InfiniteSVC(sampler="ssgld", multi_class="crammer_singer", **FORCED).fit(X, y)
+    clf = InfiniteSVC(sampler="ssgld", multi_class="crammer_singer", **{**FORCED, "n_iter": 600}).fit(X, y)
     assert clf.multi_class_ == "crammer_singer" and clf.coef_samples_.shape[2:] == (3, 1)
     draws = _forced_eta(clf).reshape(1, -1, 6)
     design = np.hstack([X - clf.x_offset_, np.full((15, 1), clf.intercept_scaling_)])
@@ -295,7 +295,7 @@ def test_crammer_singer_forced_component_matches_long_run():
 
 
 # ------------------------------------------------------------------------- Crammer–Singer vs one-vs-rest
-def _multiclass_dp_mixture(seed, n=600, d=3, n_classes=3):
+def _multiclass_dp_mixture(seed, n=800, d=3, n_classes=5):
     """Paper 001's Setting I clusters (``make_dp_mixture_svm``: CRP, alpha = 1, at most 10
     clusters, ``x ~ N(mu_k, 0.25 I)`` with ``mu_k = (k, ..., k)``) and, per cluster, a
     multinomial-logit label ``p(y = m | x, k) ∝ exp(W_km^T (x - mu_k))`` with ``W_km ~ N(0,
@@ -311,7 +311,10 @@ def _multiclass_dp_mixture(seed, n=600, d=3, n_classes=3):
 
 
 def test_crammer_singer_at_least_as_accurate_as_one_vs_rest():
-    """Three data sets, 300 training and 300 test rows each, SSGNHT for both hinges."""
+    """Five classes, three data sets (seeds 0-2), 300 training and 500 test rows each,
+    SSGNHT for both hinges. Over seeds 0-9 (700 test rows each) Crammer–Singer scored
+    0.483 against 0.462 (per-seed differences -0.020 to +0.049); the test allows one
+    binomial standard error of the mean over the 1500 test rows (about 0.013)."""
     acc = {"ovr": [], "crammer_singer": []}
     for seed in range(3):
         X, y = _multiclass_dp_mixture(seed)
@@ -319,7 +322,7 @@ def test_crammer_singer_at_least_as_accurate_as_one_vs_rest():
             clf = InfiniteSVC(sampler="ssgnht", multi_class=multi_class, n_iter=40, n_warmup=20, random_state=seed)
             acc[multi_class].append(clf.fit(X[:300], y[:300]).score(X[300:], y[300:]))
     ovr, cs = np.mean(acc["ovr"]), np.mean(acc["crammer_singer"])
-    se = np.sqrt(ovr * (1 - ovr) / 900)  # binomial standard error of the mean over 900 test rows
+    se = np.sqrt(ovr * (1 - ovr) / 1500)
     assert cs >= ovr - se, acc
 
 
@@ -331,10 +334,12 @@ PINNED = {
            [-1.3804961947, 5.0894540635], 1e-6),
     "ssgnht": ([11, 6, 5, 4, 5, 5], [-1.4736009836, 1.0841088295, 0.1126605794, -0.1498634517],
             [4.0871531973, 0.3894443608], 1e-4),
+    "ssgld": ([11, 6, 5, 4, 5, 5], [-1.7045638561, 0.7879844308, 0.2688627541, 0.0904320329],
+           [6.8267058819, -0.5102889482], 1e-4),
 }
 
 
-@pytest.mark.parametrize("sampler", ["gibbs", "ssgnht"])
+@pytest.mark.parametrize("sampler", ["gibbs", "ssgnht", "ssgld"])
 def test_pinned_draws(sampler):
     X, y = _xor_blobs(n=10)
     clf = InfiniteSVC(sampler=sampler, n_iter=6, n_warmup=3, random_state=3).fit(X, y)

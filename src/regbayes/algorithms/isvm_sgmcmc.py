@@ -124,9 +124,8 @@ def eta_step(states, fresh, positions, key, X, Y, members, starts, counts, steps
     states' positions), and the row mean is drawn exactly from ``N(0, nu^2 / M I)``
     (:func:`regbayes.potentials.component_svm.sum_zero_basis`): the hinge does not see it,
     so that is its exact conditional, and no stochastic kernel runs along a direction
-    without gradient noise (SSGNHT's one thermostat, set by the noise of the others, left
-    that direction's variance 10-20 % low and the others as much too high on a 3-class
-    problem).
+    without gradient noise (SSGNHT's one thermostat, set by the noise of the others, would
+    leave that direction too cold and, to make up, the others too hot).
     """
     eta_positions = positions
     if joint:
