@@ -12,7 +12,9 @@ that masking errors show):
   coordinates): a long random-walk Metropolis run on the exact potential (500 chains of
   2000 kept steps, ESS about 10^4 per coordinate) as the reference, with the same bias
   allowances and 4.5 times the combined MCSE of both runs. Measured at these steps: mean
-  errors <= 5.5 % sd, sd errors <= 5 % (SSGNHT) and <= 8 % (SSGLD).
+  errors <= 4 % sd, sd errors <= 9 % (SSGNHT) and <= 5.5 % (SSGLD). (Before the kernels
+  ran on the sum-zero coordinates, SSGNHT's one thermostat left the row mean's variance
+  10-20 % low: that direction gets no gradient noise.)
 """
 from __future__ import annotations
 
