@@ -8,8 +8,14 @@ out (paper 001, eqs. 15-16; paper 000, section 4.2.2), classifiers ``eta`` held 
     p(z_i = k | ...)   ∝ n_{-i,k} t(x_i | X_{k,-i}) psi(y_i | eta_k, x_i)         (eq. 15)
     p(z_i = new | ...) ∝ alpha p(x_i) ∫ psi(y_i | eta, x_i) p0(eta) d eta           (eq. 16)
 
-with the Student-t predictive ``t`` of :mod:`regbayes.potentials.niw` and the one-vs-rest
-hinge pseudo-likelihood ``psi = exp(-C sum_l (l - y_il eta_l^T x~_i)_+)``.
+with the Student-t predictive ``t`` of :mod:`regbayes.potentials.niw` and the hinge
+pseudo-likelihood ``psi``: one-vs-rest, ``psi = exp(-C sum_l (l - y_il eta_l^T x~_i)_+)``
+(``Y`` holds +1/-1 per problem), or Crammer–Singer (paper 000, eqs. 24 and 26),
+
+    psi = exp(-C max_m (l Delta(y_i, m) + f_m - f_{y_i})),   f_m = eta_m^T x~_i,
+
+with ``Delta(y, m) = 1 - [m = y]`` (the term ``m = y_i`` is the 0 of ``max(0, .)``), where
+``Y`` holds the class code ``y_i`` in its one column and ``eta_k`` has one row per class.
 
 The integral of eq. 16 is handled by Neal's (2000) Algorithm 8: ``m`` auxiliary
 classifiers are drawn from the prior ``N(0, nu^2 I)`` (the first one is the current
@@ -96,16 +102,45 @@ def _ovr_hinge(eta_k, x, y, margin):
 
 
 @numba.njit(cache=True)
+def multi_class_hinge(eta_k, x, y, margin):
+    """Multi-class hinge ``max_m (margin [m != y] + f_m - f_y)`` with ``f_m = eta_m^T x``;
+    ``y[0]`` holds the class code."""
+    code = int(y[0])
+    f_true = 0.0
+    for j in range(x.shape[0]):
+        f_true += eta_k[code, j] * x[j]
+    worst = 0.0  # m = y
+    for m in range(eta_k.shape[0]):
+        if m == code:
+            continue
+        f = 0.0
+        for j in range(x.shape[0]):
+            f += eta_k[m, j] * x[j]
+        zeta = margin + f - f_true
+        if zeta > worst:
+            worst = zeta
+    return worst
+
+
+@numba.njit(cache=True)
+def _hinge(eta_k, x, y, margin, crammer_singer):
+    if crammer_singer:
+        return multi_class_hinge(eta_k, x, y, margin)
+    return _ovr_hinge(eta_k, x, y, margin)
+
+
+@numba.njit(cache=True)
 def crp_sweep_kernel(
     X, design, Y, z, counts, means, chols, eta, fresh,
     alpha, C, margin, prior_scale, prior_mean, prior_kappa, prior_dof, prior_chol,
-    n_aux, seed, start,
+    n_aux, seed, start, crammer_singer,
 ):
     """Sweep data ``start..n-1``; updates ``z, counts, means, chols, eta, fresh`` in place.
 
     X (n, d) likelihood features; design (n, D) classifier inputs; Y (n, L) +1/-1
-    one-vs-rest labels; eta (K, L, D). Returns the index where it stopped (``n`` when
-    done, ``i`` when datum ``i`` may need a new slot and none is free).
+    one-vs-rest labels and eta (K, L, D), or with ``crammer_singer`` Y (n, 1) class codes
+    and eta (K, M, D). Returns the index where it stopped (``n`` when done, ``i`` when
+    datum ``i`` may need a new slot and none is free).
     """
     np.random.seed(seed)
     n, d = X.shape
@@ -161,14 +196,14 @@ def crp_sweep_kernel(
         for k in range(K):
             if counts[k] > 0:
                 lt = _log_student_t(x, means[k], chols[k], prior_kappa + counts[k], prior_dof + counts[k], work)
-                logw[k] = math.log(counts[k]) + lt - C * _ovr_hinge(eta[k], xd, y, margin)
+                logw[k] = math.log(counts[k]) + lt - C * _hinge(eta[k], xd, y, margin, crammer_singer)
             else:
                 logw[k] = -np.inf
             if logw[k] > best:
                 best = logw[k]
         lt0 = _log_student_t(x, prior_mean, prior_chol, prior_kappa, prior_dof, work)
         for a in range(n_aux):
-            logw[K + a] = log_alpha_m + lt0 - C * _ovr_hinge(aux[a], xd, y, margin)
+            logw[K + a] = log_alpha_m + lt0 - C * _hinge(aux[a], xd, y, margin, crammer_singer)
             if logw[K + a] > best:
                 best = logw[K + a]
         total = 0.0
@@ -226,11 +261,12 @@ def grow(capacity, counts, means, chols, eta, fresh, prior_mean, prior_chol):
 
 
 def crp_sweep(X, design, Y, z, counts, means, chols, eta, *, alpha, C, margin, prior_scale,
-              prior_mean, prior_kappa, prior_dof, prior_chol, n_aux, seed):
+              prior_mean, prior_kappa, prior_dof, prior_chol, n_aux, seed, crammer_singer=False):
     """One CRP sweep over all data. Returns new arrays ``(z, counts, means, chols, eta,
     fresh)``; the inputs are not modified. The slot buffers double whenever a datum may
     need a new component and all slots are taken (``fresh`` marks slots that received a
-    new classifier in this sweep)."""
+    new classifier in this sweep). ``crammer_singer`` switches the hinge of ``psi`` to the
+    multi-class one (``Y`` (n, 1) class codes, ``eta`` one row per class)."""
     # one dtype and layout per kernel argument (read-only inputs as read-only views), so that
     # the kernel is compiled once whatever arrays the caller holds
     X, design, Y = (_frozen(a) for a in (X, design, Y))
@@ -245,7 +281,7 @@ def crp_sweep(X, design, Y, z, counts, means, chols, eta, *, alpha, C, margin, p
             X, design, Y, z, counts, means, chols, eta, fresh,
             float(alpha), float(C), float(margin), float(prior_scale),
             prior_mean, float(prior_kappa), float(prior_dof), prior_chol,
-            int(n_aux), (int(seed) + 7919 * call) % (2**31 - 1), start,
+            int(n_aux), (int(seed) + 7919 * call) % (2**31 - 1), start, bool(crammer_singer),
         )
         if start >= n:
             return z, counts, means, chols, eta, fresh

@@ -7,8 +7,14 @@ Posterior (eq. 11, with ``C`` the ``c`` of paper 000: ``psi = exp(-C (l - y f)_+
     q(z, eta) ∝ CRP(z) prod_k [ N(eta_k; 0, nu^2 I) ∫ prod_{i: z_i = k} N(x_i; mu, Sigma) dNIW ]
                         prod_i psi(y_i | eta_{z_i}, x~_i),
 
-one-vs-rest over ``L`` problems (``eta_k`` of shape (L, D), ``L = 1`` when binary). One
-iteration, ``step(seed, state, data) -> (state, info)`` built by :func:`infinite_svm`, is
+one-vs-rest over ``L`` problems (``eta_k`` of shape (L, D), ``L = 1`` when binary), or
+(``multi_class="crammer_singer"``) paper 000's eqs. 24-26: ``eta_k`` of shape (M, D), one
+row per class, and the multi-class hinge
+
+    psi(y_i | eta_k, x~_i) = exp(-C max_m (l Delta(y_i, m) + f_m - f_{y_i})),   f_m = eta_km^T x~_i,
+
+``Delta(y, m) = 1 - [m = y]``. One iteration, ``step(seed, state, data) -> (state, info)``
+built by :func:`infinite_svm`, is
 
 * z | eta, with (mu, Sigma) and the augmentation variables integrated out (the partially
   collapsed step, eqs. 15-16): the numba sweep
@@ -16,13 +22,15 @@ iteration, ``step(seed, state, data) -> (state, info)`` built by :func:`infinite
   the new-component integral of eq. 16 (exact for every ``n_auxiliary``; it also
   supplies the new component's classifier);
 * eta | z by data augmentation (``"gibbs"``, eqs. 17-18,
-  :mod:`regbayes.algorithms.isvm_gibbs`) or by SSGNHT-within-Gibbs (``"ssgnht"``, paper
-  000 Algorithm 2, :mod:`regbayes.algorithms.isvm_ssgnht`).
+  :mod:`regbayes.algorithms.isvm_gibbs`; one-vs-rest only: the papers give no
+  augmentation of the max over classes) or by a stochastic subgradient sampler within
+  Gibbs (paper 000 Algorithm 2, :mod:`regbayes.algorithms.isvm_sgmcmc`): SSGNHT
+  (``"ssgnht"``, eq. 14) or SSGLD (``"ssgld"``, eq. 13).
 
 State: components live in ``capacity`` slots (counts, NIW posterior means and Cholesky
 factors of the scale matrices, classifiers; free slots hold the prior and a zero
 classifier). When a datum may open a component and every slot is taken the z-sweep
-doubles the buffers; :func:`grow` is that event for the whole state (the SSGNHT states
+doubles the buffers; :func:`grow` is that event for the whole state (the kernel states
 included), and the step applies it whenever the sweep grew the buffers.
 """
 from __future__ import annotations
@@ -34,15 +42,16 @@ import jax.numpy as jnp
 import numpy as np
 
 from ..potentials import niw
-from ..potentials.component_svm import component_whitening, group_members
+from ..potentials.component_svm import block_whitening, component_whitening, group_members
 from ..rng import key_from_seed
 from ..samplers import defaults
 from . import crp_kernels
 from .crp_kernels import crp_sweep
 from .isvm_gibbs import gibbs_eta_step
-from .isvm_ssgnht import component_steps, pad_states, run_eta_step
+from .isvm_sgmcmc import component_steps, pad_states, run_eta_step
 
-SAMPLERS = ("gibbs", "ssgnht")
+SAMPLERS = ("gibbs", "ssgnht", "ssgld")
+MULTI_CLASS = ("ovr", "crammer_singer")
 INITIAL_CAPACITY = 16  # component slots before the first doubling
 
 
@@ -51,9 +60,11 @@ class ISVMData(NamedTuple):
 
     ``X`` (n, d) the features the NIW likelihood sees; ``design`` (n, D) the classifier
     inputs ``x~ = (x - x_offset, intercept_scaling)``; ``Y`` (n, L) +1/-1 one-vs-rest
-    labels (NumPy float64, for the numba sweep and the Gibbs blocks). ``design_dev`` and
-    ``Y_dev`` (L, n) are device copies and ``hyper`` the arrays ``(C, margin,
-    prior_scale)``, all in the eta step's dtype (see :func:`make_data`).
+    labels, or (n, 1) class codes for ``multi_class="crammer_singer"`` (NumPy float64,
+    for the numba sweep and the Gibbs blocks). ``design_dev`` and ``Y_dev`` (L, n) are
+    device copies and ``hyper`` the arrays ``(C, margin, prior_scale)``, all in the eta
+    step's dtype (see :func:`make_data`). ``n_rows`` is the number of rows of one
+    classifier ``eta_k``: ``L``, or the number of classes M.
     """
 
     X: np.ndarray
@@ -69,36 +80,50 @@ class ISVMData(NamedTuple):
     design_dev: jnp.ndarray
     Y_dev: jnp.ndarray
     hyper: tuple
+    multi_class: str = "ovr"
+    n_rows: int = 1
 
 
-def make_data(X, design, Y, prior, *, alpha, C, margin, prior_scale, x_offset, intercept_scaling, dtype) -> ISVMData:
+def make_data(X, design, Y, prior, *, alpha, C, margin, prior_scale, x_offset, intercept_scaling, dtype,
+              multi_class="ovr", n_classes=None) -> ISVMData:
     """:class:`ISVMData` with device arrays of ``dtype`` (float64 needs JAX's x64 enabled,
-    as for ``sampler="gibbs"``)."""
+    as for ``sampler="gibbs"``). ``multi_class="crammer_singer"`` takes ``Y`` as the
+    class codes (n,) in ``0 .. n_classes - 1``."""
+    if multi_class not in MULTI_CLASS:
+        raise ValueError(f"unknown multi_class {multi_class!r}; choose one of {MULTI_CLASS}")
     X = np.ascontiguousarray(X, dtype=np.float64)
     design = np.ascontiguousarray(design, dtype=np.float64)
     Y = np.ascontiguousarray(Y, dtype=np.float64)
+    if multi_class == "crammer_singer":
+        if n_classes is None or int(n_classes) < 2:
+            raise ValueError(f"multi_class='crammer_singer' needs n_classes >= 2, got {n_classes}")
+        Y = Y.reshape(-1, 1)
+        n_rows = int(n_classes)
+    else:
+        n_rows = Y.shape[1]
     return ISVMData(
         X, design, Y, prior, float(alpha), float(C), float(margin), float(prior_scale),
         np.asarray(x_offset, np.float64), float(intercept_scaling),
         jnp.asarray(design, dtype), jnp.asarray(Y.T, dtype),
         tuple(jnp.asarray(v, dtype) for v in (C, margin, prior_scale)),
+        multi_class, n_rows,
     )
 
 
 class ISVMState(NamedTuple):
     """The chain: assignments ``z`` (n,) (-1: not seated yet) and ``capacity`` slots of
     ``counts`` (K,), NIW posterior ``means`` (K, d) and scale ``chols`` (K, d, d),
-    classifiers ``eta`` (K, L, D) (float64 NumPy); ``sgnht`` the SSGNHT states with
-    leading axes (slot, class) (None for ``"gibbs"`` and before the first eta step); ``compiled`` the shape keys (block
-    sizes, capacities) of the eta-step programs this run has compiled, whose first use a
-    step times as compilation."""
+    classifiers ``eta`` (K, L, D) (float64 NumPy); ``sgmcmc`` the SSGNHT or SSGLD states
+    with leading axes (slot, problem) (None for ``"gibbs"`` and before the first eta
+    step); ``compiled`` the shape keys (block sizes, capacities) of the eta-step programs
+    this run has compiled, whose first use a step times as compilation."""
 
     z: np.ndarray
     counts: np.ndarray
     means: np.ndarray
     chols: np.ndarray
     eta: np.ndarray
-    sgnht: object
+    sgmcmc: object
     capacity: int
     compiled: frozenset = frozenset()
 
@@ -113,9 +138,9 @@ class ISVMInfo(NamedTuple):
     compile_seconds: float
 
 
-class ISVMSSGNHTInfo(NamedTuple):
-    """:class:`ISVMInfo` and SSGNHT's base ``step_size`` (component ``k`` uses ``h_k``,
-    at most this)."""
+class ISVMSGMCMCInfo(NamedTuple):
+    """:class:`ISVMInfo` and the SSGNHT or SSGLD base ``step_size`` (component ``k`` uses
+    ``h_k``, at most this)."""
 
     n_components: int
     z_seconds: float
@@ -139,9 +164,9 @@ def _capacity_for(n_components: int) -> int:
 
 def init(data: ISVMData, z, capacity: int | None = None) -> ISVMState:
     """The starting state from assignments ``z`` (all -1: the first sweep seats the data
-    one by one, as the CRP generates them). Classifiers start at 0 and SSGNHT states at
-    None: the first eta step starts every slot from the kernel's ``init`` (eq. 14's
-    ``r_0 ~ N(0, I)``). ``capacity`` defaults to the smallest power of two >= 16 that
+    one by one, as the CRP generates them). Classifiers start at 0 (``data.n_rows`` rows
+    each) and kernel states at None: the first eta step starts every slot from the
+    kernel's ``init`` (eq. 14's ``r_0 ~ N(0, I)``). ``capacity`` defaults to the smallest power of two >= 16 that
     holds the components of ``z``."""
     z = np.asarray(z, np.int64)
     n_used = int(z.max()) + 1 if z.size and z.max() >= 0 else 0
@@ -155,20 +180,20 @@ def init(data: ISVMData, z, capacity: int | None = None) -> ISVMState:
         counts = np.zeros(K, np.int64)
         means = np.broadcast_to(prior.mean, (K, prior.mean.shape[0])).copy()
         chols = np.broadcast_to(prior.chol, (K, *prior.chol.shape)).copy()
-    eta = np.zeros((K, data.Y.shape[1], data.design.shape[1]))
+    eta = np.zeros((K, data.n_rows, data.design.shape[1]))
     return ISVMState(z, counts, means, chols, eta, None, K)
 
 
 def grow(state: ISVMState, capacity: int, prior: niw.NIW) -> ISVMState:
     """The state with ``capacity`` slots: the first ``state.capacity`` unchanged, the new
-    ones free (prior statistics, zero classifier, SSGNHT placeholder at rest)."""
+    ones free (prior statistics, zero classifier, kernel placeholder at rest)."""
     if capacity < state.capacity:
         raise ValueError(f"cannot shrink the capacity from {state.capacity} to {capacity}")
     fresh = np.zeros(state.capacity, bool)
     counts, means, chols, eta, _ = crp_kernels.grow(capacity, state.counts, state.means, state.chols, state.eta,
                                                    fresh, prior.mean, prior.chol)
-    sgnht = None if state.sgnht is None else pad_states(state.sgnht, capacity)
-    return state._replace(counts=counts, means=means, chols=chols, eta=eta, sgnht=sgnht, capacity=int(capacity))
+    sgmcmc = None if state.sgmcmc is None else pad_states(state.sgmcmc, capacity)
+    return state._replace(counts=counts, means=means, chols=chols, eta=eta, sgmcmc=sgmcmc, capacity=int(capacity))
 
 
 def draw(state: ISVMState) -> ISVMDraw:
@@ -190,11 +215,26 @@ def z_step(seed: int, state: ISVMState, data: ISVMData, n_auxiliary: int):
         data.X, data.design, data.Y, state.z, counts, means, chols, state.eta,
         alpha=data.alpha, C=data.C, margin=data.margin, prior_scale=data.prior_scale,
         prior_mean=prior.mean, prior_kappa=prior.kappa, prior_dof=prior.dof, prior_chol=prior.chol,
-        n_aux=n_auxiliary, seed=seed,
+        n_aux=n_auxiliary, seed=seed, crammer_singer=data.multi_class == "crammer_singer",
     )
     if counts.shape[0] != state.capacity:  # the sweep doubled the buffers
         state = grow(state, counts.shape[0], prior)
     return state._replace(z=z, counts=counts, means=means, chols=chols, eta=eta), fresh
+
+
+def check_sampler(sampler: str, multi_class: str = "ovr") -> None:
+    """ValueError for an unknown ``sampler`` or ``multi_class``, or for ``"gibbs"`` with
+    the multi-class hinge (no data augmentation of the max over classes in the papers)."""
+    if sampler not in SAMPLERS:
+        raise ValueError(f"unknown sampler {sampler!r}; choose one of {SAMPLERS}")
+    if multi_class not in MULTI_CLASS:
+        raise ValueError(f"unknown multi_class {multi_class!r}; choose one of {MULTI_CLASS}")
+    if sampler == "gibbs" and multi_class == "crammer_singer":
+        raise ValueError(
+            "sampler='gibbs' samples eta | z by data augmentation, which the papers give for one-vs-rest "
+            "binary hinges only: multi_class='crammer_singer' needs sampler='ssgnht' or sampler='ssgld' "
+            "(or use multi_class='ovr')"
+        )
 
 
 def infinite_svm(sampler: str = "gibbs", *, n_auxiliary: int = 2, batch_size: int = 100, n_inner: int = 20,
@@ -202,18 +242,20 @@ def infinite_svm(sampler: str = "gibbs", *, n_auxiliary: int = 2, batch_size: in
                  noise_step_factor: float = defaults.COMPONENT_NOISE_STEP_FACTOR) -> Callable:
     """``step(seed, state, data) -> (state, info)``: one iteration, z | eta then eta | z.
 
-    ``sampler`` picks the eta | z step; ``batch_size``, ``n_inner`` (SSGNHT steps per
-    iteration), ``step_size`` (the base step; default SSGNHT's ``relative_step`` in
+    ``sampler`` picks the eta | z step; ``batch_size``, ``n_inner`` (kernel steps per
+    iteration), ``step_size`` (the base step; default the kernel's ``relative_step`` in
     :data:`regbayes.samplers.defaults.SAMPLER_DEFAULTS`) and ``noise_step_factor``
-    configure ``"ssgnht"`` (:mod:`regbayes.algorithms.isvm_ssgnht`). ``seed`` seeds the
-    numba sweep and, as a JAX key (:func:`regbayes.rng.key_from_seed`), the eta step.
+    configure ``"ssgnht"`` and ``"ssgld"`` (:mod:`regbayes.algorithms.isvm_sgmcmc`).
+    ``seed`` seeds the numba sweep and, as a JAX key (:func:`regbayes.rng.key_from_seed`),
+    the eta step. The hinge (``data.multi_class``) comes with the data; ``"gibbs"`` with
+    the multi-class hinge raises ValueError (:func:`check_sampler`).
     """
-    if sampler not in SAMPLERS:
-        raise ValueError(f"unknown sampler {sampler!r}; choose one of {SAMPLERS}")
-    if step_size is None:
-        step_size = defaults.SAMPLER_DEFAULTS["ssgnht"].relative_step
+    check_sampler(sampler)
+    if step_size is None and sampler != "gibbs":
+        step_size = defaults.SAMPLER_DEFAULTS[sampler].relative_step
 
     def step(seed, state: ISVMState, data: ISVMData):
+        check_sampler(sampler, data.multi_class)
         start = time.perf_counter()
         state, fresh = z_step(seed, state, data, n_auxiliary)
         mid = time.perf_counter()
@@ -224,18 +266,23 @@ def infinite_svm(sampler: str = "gibbs", *, n_auxiliary: int = 2, batch_size: in
                                                             data.design, data.Y, data.hyper, state.compiled)
             state = state._replace(eta=eta, compiled=compiled)
         else:
+            joint = data.multi_class == "crammer_singer"
+            # the multi-class hinge touches about 2 of the M rows per datum (block_whitening)
+            C_rows = 2.0 * data.C / data.n_rows if joint else data.C
             transforms = component_whitening(state.counts, state.means, state.chols, data.prior.dof, data.x_offset,
-                                             data.intercept_scaling, data.C, data.prior_scale)
+                                             data.intercept_scaling, C_rows, data.prior_scale)
+            if joint:  # the kernel runs on the M - 1 sum-zero rows (isvm_sgmcmc.eta_step)
+                transforms = block_whitening(transforms, data.n_rows - 1)
             steps = component_steps(state.counts, step_size, batch_size, noise_step_factor)
-            sgnht, compiled, compile_seconds = run_eta_step(
-                key, state.sgnht, state.eta, fresh, state.counts, members, starts, steps, transforms,
-                data.design_dev, data.Y_dev, data.hyper, n_inner, batch_size, state.compiled)
-            state = state._replace(eta=np.asarray(sgnht.position, np.float64), sgnht=sgnht, compiled=compiled)
+            states, eta, compiled, compile_seconds = run_eta_step(
+                sampler, key, state.sgmcmc, state.eta, fresh, state.counts, members, starts, steps, transforms,
+                data.design_dev, data.Y_dev, data.hyper, n_inner, batch_size, joint, state.compiled)
+            state = state._replace(eta=eta, sgmcmc=states, compiled=compiled)
         eta_seconds = time.perf_counter() - mid - compile_seconds
         n_components = int(np.count_nonzero(state.counts))
         if sampler == "gibbs":
             return state, ISVMInfo(n_components, mid - start, eta_seconds, compile_seconds)
-        return state, ISVMSSGNHTInfo(n_components, mid - start, eta_seconds, compile_seconds, float(step_size))
+        return state, ISVMSGMCMCInfo(n_components, mid - start, eta_seconds, compile_seconds, float(step_size))
 
     return step
 

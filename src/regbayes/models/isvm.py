@@ -20,17 +20,29 @@ intercept each component's boundary would have to pass near ``xbar``.)
 Several classes. One-vs-rest per component, as the Gibbs kernel of
 :mod:`regbayes.algorithms.gibbs_svm`: ``eta_k`` has shape ``(L, d + 1)`` and
 ``psi = prod_l exp(-C (l - y_il f_kl)_+)`` with ``y_il = +1`` if ``y_i`` is class ``l``, else -1;
-a binary problem has ``L = 1``. Both samplers target this same posterior.
+a binary problem has ``L = 1``. Or (``multi_class="crammer_singer"``, paper 000, eqs.
+23-26) one classifier ``eta_k`` of shape ``(M, d + 1)`` per component with the
+multi-class hinge
+
+    psi = exp(-C max_m (l Delta(y_i, m) + f_km(x_i) - f_ky_i(x_i))),   Delta(y, m) = 1 - [m = y],
+
+i.e. ``exp(-C max(0, l + max_{m != y_i} f_km - f_ky_i))``. A binary problem uses the
+binary hinge (``L = 1``) under both options. Every sampler of an option targets the same
+posterior.
 
 Inference (:mod:`regbayes.algorithms.isvm`, run by :func:`regbayes.inference.run`): one
 iteration is z | eta by a partially collapsed numba sweep (eqs. 15-16, Neal's Algorithm 8
-for a new component), then eta | z by data augmentation (``sampler="gibbs"``, eqs. 17-18)
-or by SSGNHT-within-Gibbs (``sampler="ssgnht"``, paper 000, Algorithm 2).
+for a new component), then eta | z by data augmentation (``sampler="gibbs"``, eqs. 17-18;
+one-vs-rest only: the papers give no augmentation of the multi-class hinge's max) or by a
+stochastic subgradient sampler within Gibbs (paper 000, Algorithm 2): SSGNHT
+(``sampler="ssgnht"``, eq. 14) or SSGLD (``sampler="ssgld"``, eq. 13).
 
 Prediction. A test point's component is unknown. For each kept posterior draw
 ``(z, eta)`` it joins component ``k`` with probability ``∝ n_k t(x | X_k)`` (the CRP times
 the Student-t predictive) or a new component with probability ``∝ alpha t(x | prior)``,
 whose classifier is a prior draw and votes for each class with probability ``1 / L``.
+A component's vote is the class of largest ``f_km(x)`` (one-vs-rest or Crammer–Singer),
+or the sign of ``f_k`` when binary.
 ``predict_proba`` is the Gibbs classifier's vote share averaged over these weights and
 over the draws; ``predict`` takes its argmax.
 """
@@ -58,6 +70,7 @@ from ..validation import check_finite_features
 from .base import RegBayesEstimator
 
 SAMPLERS = isvm.SAMPLERS
+MULTI_CLASS = isvm.MULTI_CLASS
 
 
 class InfiniteSVC(ClassifierMixin, RegBayesEstimator):
@@ -74,22 +87,26 @@ class InfiniteSVC(ClassifierMixin, RegBayesEstimator):
     prior_scale : float, default=1.0
         nu, the standard deviation of the Gaussian prior of every component's weights
         (and of its intercept divided by ``intercept_scaling``).
-    sampler : {"gibbs", "ssgnht"}, default="gibbs"
-        The eta | z step: data augmentation (exact, float64) or SSGNHT on minibatches
-        (paper 000, Algorithm 2). The z | eta step is the same for both.
+    sampler : {"gibbs", "ssgnht", "ssgld"}, default="gibbs"
+        The eta | z step: data augmentation (exact, float64), or SSGNHT or SSGLD on
+        minibatches (paper 000, Algorithm 2). The z | eta step is the same for all.
+    multi_class : {"ovr", "crammer_singer"}, default="ovr"
+        With more than two classes: one-vs-rest binary hinges, or the Crammer–Singer
+        multi-class hinge (paper 000, eq. 24), which needs sampler="ssgnht" or "ssgld".
+        Binary problems use the binary hinge under both.
     n_iter : int, default=200
         Iterations (z-sweep then eta-step), warm-up included.
     n_warmup : int, default=100
         Iterations discarded before draws are kept (burn-in); must be < n_iter.
     batch_size : int, default=100
-        Minibatch size of the SSGNHT eta step.
+        Minibatch size of the SSGNHT or SSGLD eta step.
     step_size : float, optional
-        SSGNHT base step in each component's whitened coordinates; default SSGNHT's
-        ``relative_step`` in :data:`regbayes.samplers.defaults.SAMPLER_DEFAULTS`.
+        SSGNHT or SSGLD base step in each component's whitened coordinates; default the
+        sampler's ``relative_step`` in :data:`regbayes.samplers.defaults.SAMPLER_DEFAULTS`.
         Component ``k`` uses ``step_size * min(1, f sqrt(batch_size / n_k))`` with ``f``
         :data:`~regbayes.samplers.defaults.COMPONENT_NOISE_STEP_FACTOR`.
     n_inner : int, default=20
-        SSGNHT steps per iteration and component.
+        SSGNHT or SSGLD steps per iteration and component.
     n_auxiliary : int, default=2
         Auxiliary classifiers per datum for a new component (Neal 2000, Algorithm 8).
     init : {"kmeans", "sequential"}, default="kmeans"
@@ -132,7 +149,8 @@ class InfiniteSVC(ClassifierMixin, RegBayesEstimator):
         0..n_components_-1 in order of first appearance.
     n_components_ : number of non-empty components in the last draw.
     n_components_trace_ : (n_iter,) non-empty components after every iteration.
-    coef_samples_ : (n_draws, K, n_features) binary or (n_draws, K, L, n_features):
+    coef_samples_ : (n_draws, K, n_features) binary or (n_draws, K, L, n_features)
+        (``L`` one-vs-rest problems or Crammer–Singer rows, one per class):
         kept draws of every slot's weights in the original feature coordinates
         (``f(x) = coef x + intercept``); ``K`` is the largest slot count used, and
         ``component_active_`` (n_draws, K) marks the non-empty slots.
@@ -140,11 +158,12 @@ class InfiniteSVC(ClassifierMixin, RegBayesEstimator):
     component_sizes_ : (n_draws, K) members per slot.
     trace_ : dict of per-iteration arrays ``z_seconds``, ``eta_seconds`` (compilation
         excluded), ``n_components``, ``wall_time`` (sampling seconds at the end of each
-        iteration), ``step_size`` (ssgnht), and the totals ``compile_seconds`` (programs
+        iteration), ``step_size`` (ssgnht, ssgld), and the totals ``compile_seconds`` (programs
         compiled for new shapes), ``init_seconds`` (k-means), ``sampling_seconds`` (the
         driver's loop, compilation excluded).
     n_warmup_, batch_size_, step_size_ : the run's settings (``step_size_`` the base
-        SSGNHT step, None for gibbs; ``batch_size_`` None for gibbs).
+        SSGNHT or SSGLD step, None for gibbs; ``batch_size_`` None for gibbs).
+    multi_class_ : the hinge used: "ovr" or "crammer_singer", "binary" for two classes.
     intercept_scaling_ : s, resolved from the data when ``intercept_scaling`` is None.
     x_offset_ : (n_features,) training mean ``xbar`` that the classifiers' inputs subtract.
     prior_ : the NIW prior (:class:`regbayes.potentials.niw.NIW`) resolved from the data.
@@ -156,6 +175,7 @@ class InfiniteSVC(ClassifierMixin, RegBayesEstimator):
         "margin": [Interval(Real, 0, None, closed="neither")],
         "prior_scale": [Interval(Real, 0, None, closed="neither")],
         "sampler": [StrOptions(set(SAMPLERS))],
+        "multi_class": [StrOptions(set(MULTI_CLASS))],
         "n_iter": [Interval(Integral, 1, None, closed="left")],
         "n_warmup": [Interval(Integral, 0, None, closed="left")],
         "batch_size": [Interval(Integral, 1, None, closed="left")],
@@ -180,6 +200,7 @@ class InfiniteSVC(ClassifierMixin, RegBayesEstimator):
         margin=1.0,
         prior_scale=1.0,
         sampler="gibbs",
+        multi_class="ovr",
         n_iter=200,
         n_warmup=100,
         batch_size=100,
@@ -201,6 +222,7 @@ class InfiniteSVC(ClassifierMixin, RegBayesEstimator):
         self.margin = margin
         self.prior_scale = prior_scale
         self.sampler = sampler
+        self.multi_class = multi_class
         self.n_iter = n_iter
         self.n_warmup = n_warmup
         self.batch_size = batch_size
@@ -267,19 +289,24 @@ class InfiniteSVC(ClassifierMixin, RegBayesEstimator):
         self._check_data_params(d)
         codes = self._encode_labels(y)
         n_classes = len(self.classes_)
+        multi_class = self.multi_class if n_classes > 2 else "binary"
+        isvm.check_sampler(self.sampler, "ovr" if multi_class == "binary" else multi_class)
         if n_classes == 2:
             Y = (2.0 * codes - 1.0)[:, None]
+        elif multi_class == "crammer_singer":
+            Y = codes.astype(np.float64)
         else:
             Y = np.where(codes[:, None] == np.arange(n_classes), 1.0, -1.0)
         self.prior_ = self._prior(X)
         self.x_offset_ = X.mean(axis=0)
         radius = math.sqrt(float(np.mean(np.sum((X - self.x_offset_) ** 2, axis=1))))
-        ssgnht = self.sampler == "ssgnht"
+        minibatch = self.sampler != "gibbs"
         self._store_settings(
             n_warmup=int(self.n_warmup),
-            batch_size=int(self.batch_size) if ssgnht else None,
-            step_size=(float(self.step_size or SAMPLER_DEFAULTS["ssgnht"].relative_step) if ssgnht else None),
+            batch_size=int(self.batch_size) if minibatch else None,
+            step_size=(float(self.step_size or SAMPLER_DEFAULTS[self.sampler].relative_step) if minibatch else None),
             intercept_scaling=float(self.intercept_scaling or (radius if radius > 0 else 1.0)),
+            multi_class=multi_class,
         )
         seed_kmeans, seed_run = (int(s) for s in host_seeds(self._fit_key(), 2))  # the fit's two streams
         start = time.perf_counter()
@@ -289,11 +316,13 @@ class InfiniteSVC(ClassifierMixin, RegBayesEstimator):
                                  n_inner=self.n_inner, step_size=self.step_size_,
                                  noise_step_factor=COMPONENT_NOISE_STEP_FACTOR)
         name = f"InfiniteSVC[{self.sampler}]"
-        with maybe_x64(not ssgnht):
+        with maybe_x64(not minibatch):
             data = isvm.make_data(X, self._design(X), Y, self.prior_, alpha=self.alpha, C=self.C, margin=self.margin,
                                   prior_scale=self.prior_scale, x_offset=self.x_offset_,
                                   intercept_scaling=self.intercept_scaling_,
-                                  dtype=np.float32 if ssgnht else np.float64)
+                                  dtype=np.float32 if minibatch else np.float64,
+                                  multi_class="crammer_singer" if multi_class == "crammer_singer" else "ovr",
+                                  n_classes=n_classes)
             state = isvm.init(data, z0)
             result = run(Algorithm(step, name, check=isvm.check), state, data, key_from_seed(seed_run),
                          n_iter=self.n_iter, keep=range(self.n_warmup, self.n_iter), draw=isvm.draw,

@@ -6,8 +6,16 @@ Component ``k`` of the Dirichlet-process mixture of SVMs owns the rows ``i`` wit
 
     U_k(eta) = ||eta||^2 / (2 nu^2) + C sum_{i: z_i = k} (l - y_i eta^T x~_i)_+
 
-with the binary hinge of :mod:`regbayes.potentials.linear_svm` (one one-vs-rest problem).
-Its minibatch estimate (paper 000, eq. 29) draws ``D~`` of ``batch_size`` rows with
+with the binary hinge of :mod:`regbayes.potentials.linear_svm` (one one-vs-rest problem,
+``eta`` of shape (D,), ``y_i`` = +1/-1), or, with ``eta`` of shape (M, D) and ``y_i`` the
+class code, the multi-class hinge of paper 000, eqs. 24 and 26,
+
+    U_k(eta) = ||eta||^2 / (2 nu^2) + C sum_{i: z_i = k} max_m (l Delta(y_i, m) + f_m - f_{y_i}),
+
+``f_m = eta_m^T x~_i``, ``Delta(y, m) = 1 - [m = y]``: the Crammer–Singer hinge
+``max(0, l + max_{m != y} f_m - f_y)``, whose subgradient (eq. 21 with the component's
+rows) is ``C x~_i`` on the runner-up row ``y*`` and ``-C x~_i`` on row ``y_i`` where the
+hinge is active, 0 at the kink. Its minibatch estimate (paper 000, eq. 29) draws ``D~`` of ``batch_size`` rows with
 replacement among the component's members and scales the hinge sum by ``n_k / |D~|``;
 eq. 29 draws ``D~`` from all the data and keeps the members, scaling by ``|D| / |D~|``: the
 same expectation, but a small component would then see almost no rows per step.
@@ -17,26 +25,36 @@ component (:func:`group_members`), so that the shapes do not depend on the parti
 
 :func:`component_whitening` gives the linear reparameterisation ``eta = T_k u`` of the
 stochastic-gradient kernels (:mod:`regbayes.samplers.base`) for each component, from
-the Gaussian analogue of its posterior covariance.
+the Gaussian analogue of its posterior covariance, and :func:`block_whitening` its
+block-diagonal extension to a multi-class classifier.
+
+The multi-class hinge sees only the differences of ``eta``'s rows. With ``Q`` (M, M-1) an
+orthonormal basis of the vectors whose entries sum to 0 (:func:`sum_zero_basis`),
+``eta = 1 s^T + Q Z`` splits the prior as ``||eta||^2 = M ||s||^2 + ||Z||^2``, so the row
+mean ``s`` has the posterior ``N(0, nu^2 / M I)`` whatever the data, independently of
+``Z`` (M-1, D), whose potential is :func:`sum_zero_potential`.
 """
 from __future__ import annotations
 
 import functools
+import math
 from typing import NamedTuple
 
 import jax.numpy as jnp
 import numpy as np
 
 from . import linear_svm
+from .hinge import binary_hinge, crammer_singer_hinge
 from .minibatch import rows_with_replacement
 from .base import Potential
 
 
 class ComponentRows(NamedTuple):
-    """One component's rows for one one-vs-rest classifier.
+    """One component's rows for one classifier.
 
     ``members`` lists row indices grouped by component; the component's rows are
-    ``members[start : start + count]``. ``y`` holds +1/-1 for every row.
+    ``members[start : start + count]``. ``y`` holds +1/-1 for every row (one one-vs-rest
+    problem, ``eta`` (D,)) or the class codes (multi-class hinge, ``eta`` (M, D)).
     """
 
     X: jnp.ndarray
@@ -74,17 +92,21 @@ def _member_rows(data: ComponentRows):
 
 
 def value_and_subgrad(eta, data: ComponentRows):
-    """Exact ``U_k(eta)`` and its subgradient."""
+    """Exact ``U_k(eta)`` and its subgradient (binary hinge for ``eta`` (D,), multi-class
+    hinge for ``eta`` (M, D)); rows outside the component are masked out."""
     rows, inside = _member_rows(data)
-    svm = linear_svm.SVMData(data.X[rows], jnp.where(inside, data.y[rows], 0.0), data.C, data.margin, data.prior_scale)
-    # a row with y = 0 has a constant loss C l and a zero subgradient: drop the constant
-    u, g = linear_svm.value_and_subgrad(eta, svm)
-    return u - data.C * data.margin * jnp.sum(~inside), g
+    X = data.X[rows]
+    f = linear_svm.discriminant(eta, X)
+    hinge = binary_hinge if eta.ndim == 1 else crammer_singer_hinge
+    loss, dloss = hinge(f, data.y[rows], data.C, data.margin)
+    dloss = jnp.where(inside.reshape(inside.shape + (1,) * (dloss.ndim - 1)), dloss, 0.0)
+    u_prior, g_prior = _prior_terms(eta, data)
+    return jnp.sum(jnp.where(inside, loss, 0.0)) + u_prior, (X.T @ dloss).T + g_prior
 
 
 def log_lik_terms(eta, data: ComponentRows, idx):
-    """``log psi_i(eta) = -C (l - y_i eta^T x~_i)_+`` for positions ``idx`` of ``members``
-    (0 for rows outside the component)."""
+    """``log psi_i(eta) = -C hinge_i(eta)`` for positions ``idx`` of ``members`` (0 for rows
+    outside the component)."""
     rows, inside = _member_rows(data)
     return jnp.where(inside[idx], linear_svm.log_lik_terms(eta, _svm_rows(data, rows), idx), 0.0)
 
@@ -110,6 +132,48 @@ def component_potential(batch_size: int) -> Potential:
         log_prior=lambda eta, data: -_prior_terms(eta, data)[0],
         log_lik_terms=log_lik_terms,
         n_data=lambda data: data.members.shape[0],
+        batch_size=batch_size,
+    )
+
+
+def sum_zero_basis(n_rows: int) -> np.ndarray:
+    """``Q`` (M, M-1): an orthonormal basis of the M-vectors whose entries sum to 0 (the
+    Helmert contrasts, normalised): ``Q^T Q = I`` and ``Q Q^T = I - 1 1^T / M``."""
+    M = int(n_rows)
+    Q = np.zeros((M, M - 1))
+    for j in range(1, M):
+        Q[:j, j - 1] = 1.0
+        Q[j, j - 1] = -float(j)
+        Q[:, j - 1] /= math.sqrt(j * (j + 1))
+    return Q
+
+
+@functools.lru_cache(maxsize=None)
+def sum_zero_potential(batch_size: int, n_rows: int) -> Potential:
+    """:func:`component_potential` of a multi-class classifier of ``n_rows`` = M rows in
+    its sum-zero coordinates ``Z`` (M-1, D), ``eta = Q Z`` (:func:`sum_zero_basis`):
+
+        U(Z) = U_k(Q Z),   dU/dZ = Q^T dU_k/deta.
+
+    ``U(Z) = ||Z||^2 / (2 nu^2) + C sum hinge_i(Q Z)`` is the posterior of ``Z`` with the
+    row mean integrated out (module docstring). Cached per ``(batch_size, n_rows)``."""
+    base = component_potential(batch_size)
+    Q = sum_zero_basis(n_rows)
+
+    def value_and_subgrad_z(Z, data):
+        u, g = base.value_and_subgrad(jnp.asarray(Q, Z.dtype) @ Z, data)
+        return u, jnp.asarray(Q.T, Z.dtype) @ g
+
+    def stochastic_value_and_subgrad_z(key, Z, data):
+        u, g = base.stochastic_value_and_subgrad(key, jnp.asarray(Q, Z.dtype) @ Z, data)
+        return u, jnp.asarray(Q.T, Z.dtype) @ g
+
+    return Potential(
+        value_and_subgrad=value_and_subgrad_z,
+        stochastic_value_and_subgrad=stochastic_value_and_subgrad_z,
+        log_prior=lambda Z, data: base.log_prior(jnp.asarray(Q, Z.dtype) @ Z, data),
+        log_lik_terms=lambda Z, data, idx: base.log_lik_terms(jnp.asarray(Q, Z.dtype) @ Z, data, idx),
+        n_data=base.n_data,
         batch_size=batch_size,
     )
 
@@ -142,3 +206,24 @@ def component_whitening(counts, means, chols, prior_dof, x_offset, intercept_sca
     precision = np.eye(D) / prior_scale**2 + C * n_k[:, None, None] * moment
     out[active] = np.linalg.cholesky(np.linalg.inv(precision))
     return out
+
+
+def block_whitening(transforms, n_rows):
+    """``I_R (x) T_k`` per slot: the whitening of ``n_rows`` = R rows of D coordinates
+    (flattened row by row) with the factor ``T_k`` (K, D, D) for every row. For the
+    sum-zero coordinates ``Z = Q^T eta`` of a classifier of M rows, ``R = M - 1``: the
+    factor ``I_M (x) T_k`` on ``eta`` restricted to the span of ``Q``, since
+    ``(Q (x) I)^T (I_M (x) T_k) (Q (x) I) = I_{M-1} (x) T_k``.
+
+    For the multi-class hinge the factor is computed by :func:`component_whitening` with
+    ``C`` replaced by ``2 C / M``: an active hinge of row ``i`` touches two of the M rows
+    (``y_i`` and the runner-up ``y*``, eq. 21), so a row sees about ``2 n_k / M`` of the
+    component's hinges rather than all ``n_k`` as a one-vs-rest problem does. The factor
+    only preconditions the sampler; the target does not depend on it.
+    Returns (K, R D, R D).
+    """
+    K, D, _ = transforms.shape
+    out = np.zeros((K, n_rows, D, n_rows, D), transforms.dtype)
+    for m in range(n_rows):
+        out[:, m, :, m, :] = transforms
+    return out.reshape(K, n_rows * D, n_rows * D)
