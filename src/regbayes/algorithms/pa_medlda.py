@@ -222,14 +222,17 @@ def topic_word(state: PAMedLDAState, data: PAMedLDAData = None):
 
 
 def posterior_draws(key, state: PAMedLDAState, n_draws):
-    """``n_draws`` pairs ``(Phi_s, eta_s)`` from ``q(Phi) q(eta)``: Phi (S, K, V) and eta (S, M, K)."""
-    k_phi, k_eta = jax.random.split(key)
-    rng = np.random.default_rng(int(host_seeds(k_phi, 1)[0]))
+    """``n_draws`` pairs ``(Phi_s, eta_s)`` from ``q(Phi) q(eta)``: Phi (S, K, V) by normalised
+    Gamma draws, eta (S, M, K) by the Cholesky factors of the precisions (NumPy, float64),
+    from one generator seeded by ``key``."""
+    rng = np.random.default_rng(int(host_seeds(key, 1)[0]))
     phi = rng.gamma(state.topic_counts[None], 1.0, size=(n_draws, *state.topic_counts.shape))
     phi /= phi.sum(axis=2, keepdims=True)
-    with enable_x64():
-        keys = jax.random.split(k_eta, n_draws)
-        eta = np.array(jax.vmap(gaussian_draw, in_axes=(0, None, None))(keys, state.precision, state.shift))
+    chol = np.linalg.cholesky(state.precision)  # P_m = L_m L_m^T
+    mean = np.linalg.solve(state.precision, state.shift[..., None])[..., 0]
+    noise = rng.standard_normal((n_draws, *state.shift.shape))
+    # eta = mean + L^-T u has covariance L^-T L^-1 = P^-1
+    eta = mean[None] + np.linalg.solve(np.swapaxes(chol, -1, -2)[None], noise[..., None])[..., 0]
     return phi, eta
 
 
