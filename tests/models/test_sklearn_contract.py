@@ -14,7 +14,7 @@ from sklearn.preprocessing import StandardScaler
 from sklearn.utils.estimator_checks import parametrize_with_checks
 
 from regbayes import (M2DPM, BayesianSVC, DPMeansSVC, IBPFeatures, InfiniteLatentSVC, InfiniteSVC, MedLDA, MedLDARegressor,
-                      MultiTaskInfiniteLatentSVC, MultiTaskInfiniteLatentSVR)
+                      MultiTaskInfiniteLatentSVC, MultiTaskInfiniteLatentSVR, PassiveAggressiveMedLDA)
 
 
 # ``predict`` is the posterior-mean discriminant and ``predict_proba`` the vote fractions
@@ -58,6 +58,25 @@ class CountViewMedLDA(MedLDA):
     check at the first fit; everything else (cloning, parameters, pickling, sparse formats,
     n_features_in_, invariance to row order and subsets, readonly memmaps, error messages)
     is MedLDA's own behaviour."""
+
+    def fit(self, X, y=None):
+        return super().fit(_counts_view(X), y)
+
+    def transform(self, X):
+        return super().transform(_counts_view(X))
+
+    def predict(self, X):
+        return super().predict(_counts_view(X))
+
+    def predict_proba(self, X):
+        return super().predict_proba(_counts_view(X))
+
+    def decision_function(self, X):
+        return super().decision_function(_counts_view(X))
+
+
+class CountViewPassiveAggressiveMedLDA(PassiveAggressiveMedLDA):
+    """PassiveAggressiveMedLDA reading the checks' features as counts (see CountViewMedLDA)."""
 
     def fit(self, X, y=None):
         return super().fit(_counts_view(X), y)
@@ -159,6 +178,7 @@ CHECKED = [
     (DPMeansSVC(max_iter=5, random_state=0), {}, set()),
     (CountViewMedLDA(n_topics=2, sampler="gibbs", n_iter=3, n_draws=1, n_transform_sweeps=2), MEDLDA_EXPECTED_FAILURES, set()),
     (CountViewMedLDARegressor(n_topics=2, n_iter=3, n_transform_sweeps=2), MEDLDA_REGRESSOR_EXPECTED_FAILURES, set()),
+    (CountViewPassiveAggressiveMedLDA(n_topics=2, n_draws=1, n_transform_sweeps=2), MEDLDA_EXPECTED_FAILURES, set()),
     (MultiTaskInfiniteLatentSVC(truncation=4, n_iter=3, include_inputs=True, random_state=0), {}, MT_ILSVM_SLOW_CHECKS),
     (MultiTaskInfiniteLatentSVR(truncation=4, n_iter=3, include_inputs=True, random_state=0), {}, MT_ILSVM_SLOW_CHECKS),
     (IBPFeatures(truncation=5, n_iter=3, random_state=0), {}, LATENT_SLOW_CHECKS),
@@ -180,7 +200,8 @@ def test_every_estimator_is_in_the_table():
     import regbayes
 
     exported = {getattr(regbayes, name) for name in regbayes.__all__}
-    checked = {type(est).__mro__[1] if type(est) in (CountViewMedLDA, CountViewMedLDARegressor) else type(est)
+    views = (CountViewMedLDA, CountViewMedLDARegressor, CountViewPassiveAggressiveMedLDA)
+    checked = {type(est).__mro__[1] if type(est) in views else type(est)
                for est, _, _ in CHECKED}
     assert exported <= checked, f"not checked: {exported - checked}"
 

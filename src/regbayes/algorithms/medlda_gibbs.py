@@ -88,8 +88,8 @@ def label_columns_gibbs() -> SamplingAlgorithm:
     def step(key, state, data: SVMData, step_size):
         del step_size
         keys = jax.random.split(key, state.position.shape[0])
-        sweep = jax.vmap(binary_sweep, in_axes=(0, 0, None, 1, None, None, None))
-        eta, inv_omega = sweep(keys, state.position, data.X, data.y, data.C, data.margin, data.prior_scale)
+        sweep = jax.vmap(binary_sweep, in_axes=(0, 0, None, 0, None, None, None))
+        eta, inv_omega = sweep(keys, state.position, data.X, data.y.T, data.C, data.margin, data.prior_scale)
         column = jax.vmap(lambda e, y: value_and_subgrad(e, data._replace(y=y))[0], in_axes=(0, 1))
         u = jnp.sum(column(eta, data.y))
         return GibbsSVMState(eta, inv_omega), StepInfo(u, jnp.ones((), u.dtype), jnp.asarray(data.y.shape[0]))

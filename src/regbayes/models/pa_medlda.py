@@ -29,6 +29,7 @@ import time
 import jax
 import numpy as np
 from sklearn.base import ClassifierMixin, TransformerMixin
+from sklearn.utils._param_validation import StrOptions
 
 from ..algorithms import lda_kernels as kern
 from ..algorithms import pa_medlda
@@ -63,16 +64,21 @@ class PassiveAggressiveMedLDA(ClassifierMixin, TransformerMixin, TopicClassifier
     batch_size : int, default=100
         Documents per minibatch; one pass reads ``ceil(n_docs / batch_size)`` of them (the
         last may be smaller), in a random order drawn from ``random_state``.
-    n_inner_iter : int, default=2
+    n_inner_iter : int, default=3
         Inner iterations per minibatch: sweeps, then the classifier's augmented update,
-        each iteration seeing the previous one's counts and eta. On the unit tests'
-        corpus (600 documents, K = 5, minibatches of 50, seeds 0-4) one pass scored
-        0.84-0.94 with one inner iteration and 0.92-0.97 with two (three: 0.93-0.98, at
-        1.5 times the cost of two).
+        each iteration seeing the previous one's counts and eta (the reference
+        implementation's default ``I = 3``). On the unit tests' corpus (600 documents,
+        K = 5, minibatches of 50) one pass scored 0.84-0.94 with one inner iteration
+        (seeds 0-4, ``topic_weights="mean_field"``) and 0.935-0.972 with three (seeds 0-5,
+        "mean").
     n_inner_sweeps : int, default=4
         Gibbs sweeps over the minibatch's tokens per inner iteration; the last
         ``n_inner_sweeps - n_inner_burnin`` give the expected counts.
     n_inner_burnin : int, default=2
+    topic_weights : {"mean", "mean_field"}, default="mean"
+        Phi in the sweeps: ``E_q[Phi]``, or the mean-field ``exp(E_q[log Phi])`` of the
+        paper's derivation (:func:`regbayes.algorithms.pa_medlda.topic_weights` says why
+        the mean is the default).
     n_draws : int, default=5
         Pairs ``(Phi_s, eta_s)`` drawn from the final ``q(Phi) q(eta)`` for prediction.
     n_transform_sweeps : int, default=20
@@ -125,6 +131,7 @@ class PassiveAggressiveMedLDA(ClassifierMixin, TransformerMixin, TopicClassifier
         "n_inner_iter": [at_least(1)],
         "n_inner_sweeps": [at_least(1)],
         "n_inner_burnin": [at_least(0)],
+        "topic_weights": [StrOptions(set(pa_medlda.TOPIC_WEIGHTS))],
         "n_draws": [at_least(1)],
         "refit_classifier": ["boolean"],
         "snapshot_every": [at_least(1), None],
@@ -140,9 +147,10 @@ class PassiveAggressiveMedLDA(ClassifierMixin, TransformerMixin, TopicClassifier
         margin=1.0,
         prior_scale=1.0,
         batch_size=100,
-        n_inner_iter=2,
+        n_inner_iter=3,
         n_inner_sweeps=4,
         n_inner_burnin=2,
+        topic_weights="mean",
         n_draws=5,
         n_transform_sweeps=20,
         refit_classifier=False,
@@ -163,6 +171,7 @@ class PassiveAggressiveMedLDA(ClassifierMixin, TransformerMixin, TopicClassifier
         self.n_inner_iter = n_inner_iter
         self.n_inner_sweeps = n_inner_sweeps
         self.n_inner_burnin = n_inner_burnin
+        self.topic_weights = topic_weights
         self.n_draws = n_draws
         self.n_transform_sweeps = n_transform_sweeps
         self.refit_classifier = refit_classifier
@@ -194,7 +203,7 @@ class PassiveAggressiveMedLDA(ClassifierMixin, TransformerMixin, TopicClassifier
             doc_ptr, words, y_sign, n_topics=self.n_topics, n_words=counts.shape[1], alpha=self.alpha, beta=self.beta,
             C=self.C, margin=self.margin, prior_scale=self.prior_scale, batch_size=batch_size,
             n_inner_iter=self.n_inner_iter, n_inner_sweeps=self.n_inner_sweeps, n_inner_burnin=self.n_inner_burnin,
-            order=order, n_jobs=self.n_jobs,
+            order=order, topic_weights=self.topic_weights, n_jobs=self.n_jobs,
         )
         self._store_settings(batch_size=batch_size)
         algorithm = Algorithm(pa_medlda.step, "PassiveAggressiveMedLDA", compile=pa_medlda.compile_kernels,
