@@ -107,7 +107,13 @@ class CountInputMixin:
 def is_label_matrix(y) -> bool:
     """Whether a classification target is a label-indicator matrix: a 2-D array (or sparse
     matrix) with two or more columns (one column is read as a 1-D target)."""
-    return sp.issparse(y) or (np.ndim(y) == 2 and np.shape(y)[1] >= 2)
+    if sp.issparse(y):
+        return True
+    try:
+        shape = np.asarray(y).shape
+    except ValueError:  # ragged: not a matrix (column_or_1d explains)
+        return False
+    return len(shape) == 2 and shape[1] >= 2
 
 
 def indicator_matrix(y, model) -> np.ndarray:
