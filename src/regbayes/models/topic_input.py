@@ -125,7 +125,7 @@ def indicator_matrix(y, model) -> np.ndarray:
                          f"it must be numeric or boolean, got dtype {Y.dtype}")
     bad = ~((Y == 0) | (Y == 1))
     if bad.any():
-        example = Y[bad].ravel()[0]
+        example = Y[bad].ravel()[0].item()
         raise ValueError(f"y is a 2-D label matrix, which {model} reads as one 0/1 indicator column per label; "
                          f"it holds values other than 0 and 1 ({int(bad.sum())} entries, e.g. {example!r}); "
                          "give the labels of each document as 0/1 indicators (MultiLabelBinarizer) or a 1-D "
