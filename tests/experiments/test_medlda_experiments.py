@@ -196,6 +196,7 @@ def test_multilabel_reach_counts_time_to_stay():
     assert (out["reference_docs"], out["reference_seconds"]) == (20, 2.0)
     assert (out["docs"], out["seconds"]) == (15, 0.3)
     assert out["time_ratio"] == pytest.approx(2.0 / 0.3)
+    assert out["reference_total_seconds"] == 4.0 and out["total_time_ratio"] == pytest.approx(4.0 / 0.3)
     never = reach(pa, {**ss, "micro_f1": [0.8, 0.8, 0.8, 0.5]})
     assert never["seconds"] is None and never["time_ratio"] is None
 

