@@ -488,6 +488,6 @@ def test_label_matrix_refuses_crammer_singer_and_keeps_the_input(multilabel_corp
     model = MedLDA(sampler="gibbs", n_iter=2, refit_classifier=False, **COMMON).fit(Xtr[:200], Y)
     assert model.predict(Xtr[:5]).shape == (5, 4)
     assert (Y != before).nnz == 0
-    staged = list(MedLDA(sampler="ssgrld", n_iter=4, batch_size=50, snapshot_every=2, **COMMON)
+    staged = list(MedLDA(sampler="ssgrld", n_iter=4, batch_size=50, snapshot_every=2, refit_classifier=False, **COMMON)
                   .fit(Xtr[:200], Ytr[:200]).staged_predict(Xtr[:7]))
     assert [labels.shape for _, labels in staged] == [(7, 4), (7, 4)]
