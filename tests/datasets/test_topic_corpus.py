@@ -9,7 +9,8 @@ import numpy as np
 import pytest
 import scipy.sparse as sp
 
-from regbayes.datasets.topic_corpus import _label_probabilities, make_topic_corpus, make_topic_regression_corpus
+from regbayes.datasets.topic_corpus import (_label_probabilities, make_multilabel_topic_corpus, make_topic_corpus,
+                                           make_topic_regression_corpus)
 
 Z_TOL = 4.5
 
@@ -73,6 +74,39 @@ def test_labels_drawn_with_the_model_probabilities():
 def test_bad_arguments(kwargs):
     with pytest.raises(ValueError):
         make_topic_corpus(n_docs=10, **kwargs)
+
+
+# ---------------------------------------------------------------- make_multilabel_topic_corpus
+def test_multilabel_corpus_shapes_and_determinism():
+    X, Y, phi, theta, coef = make_multilabel_topic_corpus(n_docs=120, n_topics=4, n_words=50, doc_length=20,
+                                                          n_labels=3, random_state=5, return_coef=True)
+    assert X.shape == (120, 50) and Y.shape == (120, 3) and coef.shape == (3, 4)
+    assert set(np.unique(Y)) <= {0, 1} and Y.dtype == np.int64
+    np.testing.assert_allclose(phi.sum(axis=1), 1.0)
+    np.testing.assert_allclose(theta.sum(axis=1), 1.0)
+    again = make_multilabel_topic_corpus(n_docs=120, n_topics=4, n_words=50, doc_length=20, n_labels=3, random_state=5)
+    assert (X != again[0]).nnz == 0 and np.array_equal(Y, again[1])
+
+
+def test_multilabel_labels_drawn_with_the_binary_hinge_probabilities():
+    """Each label is the two-class model of make_topic_corpus with its own weights: the
+    count of each label is compared with its probabilities at theta_d (long documents,
+    C = 1, as in test_labels_drawn_with_the_model_probabilities), one z-score per label."""
+    _, Y, _, theta, coef = make_multilabel_topic_corpus(n_docs=3000, n_topics=3, n_words=20, doc_length=400,
+                                                        n_labels=3, C=1.0, intercept=-1.0, random_state=2,
+                                                        return_coef=True)
+    for label in range(3):
+        p = _label_probabilities(theta, coef[label:label + 1], 1.0, 1.0)[:, 1]
+        z = (Y[:, label].sum() - p.sum()) / np.sqrt(np.sum(p * (1 - p)))
+        assert abs(z) < Z_TOL
+    assert np.all((Y.mean(axis=0) > 0.05) & (Y.mean(axis=0) < 0.95))
+
+
+@pytest.mark.parametrize("kwargs, match", [({"n_labels": 1}, "n_labels"), ({"intercept": np.nan}, "intercept"),
+                                           ({"C": 0.0}, "C")])
+def test_multilabel_bad_arguments(kwargs, match):
+    with pytest.raises(ValueError, match=match):
+        make_multilabel_topic_corpus(n_docs=10, **kwargs)
 
 
 # ---------------------------------------------------------------- make_topic_regression_corpus

@@ -159,3 +159,69 @@ def test_topic_proportion_figure(tmp_path):
         plot_topic_proportions(props, ["a", "b"])
     with pytest.raises(ValueError, match="shape \\(n_classes, K\\)"):
         plot_topic_proportions(np.ones(4))
+
+
+# ---------------------------------------------------------------- medlda-multilabel
+def test_multilabel_quick_end_to_end(tmp_path):
+    from regbayes.experiments import medlda_multilabel
+
+    result = medlda_multilabel.run(tmp_path, quick=True, n=160)
+    numbers = _outputs(result, tmp_path, "medlda-multilabel")
+    settings = numbers["settings"]
+    assert settings["stand_in"] is True and settings["data"]["kind"] == "stand-in"
+    assert settings["n_train"] == 160 and settings["n_test"] == 40 and settings["n_labels"] == 4
+    text = (tmp_path / "results.md").read_text()
+    assert "Corpus: offline stand-in for a multi-label corpus" in text and "Speed target" in text
+    runs = numbers["runs"]
+    assert set(runs) == {"gibbs", "ssgrld", "pamedlda", "baseline"}
+    for method in ("gibbs", "ssgrld", "pamedlda"):
+        curve = runs[method]
+        assert len(curve["micro_f1"]) == len(curve["macro_f1"]) == len(curve["times"]) >= 5
+        assert all(0 <= v <= 1 for v in curve["micro_f1"] + curve["macro_f1"])
+        assert 0 <= curve["final_macro_f1"] <= 1
+    assert runs["pamedlda"]["n_docs_total"] == 160  # one pass
+    targets = numbers["targets"]
+    assert set(targets["macro_f1_vs_baseline"]) == {"gibbs", "ssgrld"}
+    assert targets["ssgrld_vs_pamedlda"]["key"] == "micro_f1"
+
+
+def test_multilabel_reach_counts_time_to_stay():
+    from regbayes.experiments.medlda_multilabel import reach
+
+    pa = {"n_docs": [10, 20, 30, 40], "times": [1.0, 2.0, 3.0, 4.0], "micro_f1": [0.5, 0.705, 0.712, 0.713]}
+    ss = {"n_docs": [5, 10, 15, 20], "times": [0.1, 0.2, 0.3, 0.4], "micro_f1": [0.72, 0.6, 0.705, 0.75]}
+    out = reach(pa, ss, tolerance=0.01, final_window=3)
+    assert out["reference"] == pytest.approx(0.71)
+    # paMedLDA stays within 0.01 of 0.71 from its second snapshot; SSGRLD stays >= 0.70 from its third
+    assert (out["reference_docs"], out["reference_seconds"]) == (20, 2.0)
+    assert (out["docs"], out["seconds"]) == (15, 0.3)
+    assert out["time_ratio"] == pytest.approx(2.0 / 0.3)
+    assert out["reference_total_seconds"] == 4.0 and out["total_time_ratio"] == pytest.approx(4.0 / 0.3)
+    never = reach(pa, {**ss, "micro_f1": [0.8, 0.8, 0.8, 0.5]})
+    assert never["seconds"] is None and never["time_ratio"] is None
+
+
+def test_multilabel_reads_an_svmlight_file_of_counts(tmp_path):
+    from sklearn.datasets import dump_svmlight_file
+
+    from regbayes.datasets.topic_corpus import make_multilabel_topic_corpus
+    from regbayes.experiments import medlda_multilabel
+    from regbayes.experiments.data_option import DataError
+
+    X, Y, _, _ = make_multilabel_topic_corpus(n_docs=150, n_topics=3, n_words=60, doc_length=30, n_labels=3,
+                                              intercept=0.0, random_state=4)
+    path = tmp_path / "corpus.svm"
+    dump_svmlight_file(X, Y, str(path), multilabel=True, zero_based=True)
+    data = medlda_multilabel.load_corpus(data=str(path), seed=0)
+    assert data["stand_in"] is False and data["record"]["n_train"] + data["record"]["n_test"] <= 150
+    assert data["Y_train"].shape[1] == data["Y_test"].shape[1] == len(data["label_names"])
+    assert data["X_train"].dtype == np.int64
+    result = medlda_multilabel.run(tmp_path / "out", data=str(path), k=3, methods=("pamedlda",), batch_size=30)
+    assert result["numbers"]["settings"]["data"]["name"] == "corpus.svm"
+    assert "Corpus: corpus.svm: multi-label svmlight" in open(result["markdown"]).read()
+    with pytest.raises(DataError, match="registered single-label data set"):
+        medlda_multilabel.load_corpus(data="higgs")
+    bad = tmp_path / "tfidf.svm"
+    dump_svmlight_file(X.astype(float) * 0.5, Y, str(bad), multilabel=True)
+    with pytest.raises(DataError, match="not word counts"):
+        medlda_multilabel.load_corpus(data=str(bad))

@@ -12,7 +12,13 @@ Theta and Phi are collapsed. One iteration is
    binary classifier m (paper 001, eqs. 17-18; :func:`regbayes.algorithms.gibbs_svm.binary_sweep`).
 
 Several classes: one binary classifier per class sharing the topics (the multi-task
-formulation); the Crammer–Singer hinge has no data augmentation.
+formulation); the Crammer–Singer hinge has no data augmentation. Several labels per
+document (a label-indicator matrix): the same, one binary classifier per label, with
+``y_dl = 2 Y_dl - 1`` in ``y_sign``.
+
+:func:`label_columns_gibbs` is step 2 alone as a sampling kernel of the driver
+(:func:`regbayes.inference.sample`) for given features: one binary classifier per column
+of a +-1 label matrix (MedLDA's ``refit_classifier`` for several labels).
 
 The classifier update sees its documents padded with zero rows to a few fixed sizes
 (:func:`bucket`): zero rows change neither eq. 17 nor eq. 18, and a new corpus size then
@@ -20,6 +26,7 @@ rarely compiles a new program.
 """
 from __future__ import annotations
 
+import functools
 from typing import NamedTuple
 
 import jax
@@ -27,11 +34,13 @@ import jax.numpy as jnp
 import numpy as np
 
 from ..potentials import weight_norm_bound
+from ..potentials.linear_svm import SVMData, value_and_subgrad
 from ..potentials.topics import collapsed_topic_word
 from ..precision import enable_x64
 from ..rng import KEY_IMPL
+from ..samplers.base import SamplingAlgorithm, StepInfo
 from . import lda_kernels as kern
-from .gibbs_svm import binary_sweep
+from .gibbs_svm import GibbsSVMState, binary_sweep
 
 
 def bucket(n):
@@ -61,6 +70,31 @@ def gibbs_classifier_update(seed, eta, zbar, y_sign, C, margin, prior_scale):
     sweep = jax.vmap(binary_sweep, in_axes=(0, 0, None, 1, None, None, None))
     eta, inv_omega = sweep(keys, eta, zbar, y_sign, C, margin, prior_scale)
     return eta, inv_omega.T
+
+
+@functools.lru_cache(maxsize=None)
+def label_columns_gibbs() -> SamplingAlgorithm:
+    """Gibbs sweeps with data augmentation for one binary classifier per column of
+    ``data.y`` (n, M) of +-1 (0 on padding rows) on the dense features ``data.X``: position
+    (M, d); per column, ``omega | eta`` then ``eta | omega`` (paper 001, eqs. 17-18;
+    :func:`regbayes.algorithms.gibbs_svm.binary_sweep`), each with its own key split from
+    the step's. ``step_size`` is ignored. The recorded potential sums the M binary
+    potentials. Run it in float64."""
+
+    def init(key, position, data: SVMData):
+        del key
+        return GibbsSVMState(position, jnp.ones((position.shape[0], data.y.shape[0]), position.dtype))
+
+    def step(key, state, data: SVMData, step_size):
+        del step_size
+        keys = jax.random.split(key, state.position.shape[0])
+        sweep = jax.vmap(binary_sweep, in_axes=(0, 0, None, 0, None, None, None))
+        eta, inv_omega = sweep(keys, state.position, data.X, data.y.T, data.C, data.margin, data.prior_scale)
+        column = jax.vmap(lambda e, y: value_and_subgrad(e, data._replace(y=y))[0], in_axes=(0, 1))
+        u = jnp.sum(column(eta, data.y))
+        return GibbsSVMState(eta, inv_omega), StepInfo(u, jnp.ones((), u.dtype), jnp.asarray(data.y.shape[0]))
+
+    return SamplingAlgorithm(init, step, "gibbs-label-columns")
 
 
 class GibbsMedLDAData(NamedTuple):

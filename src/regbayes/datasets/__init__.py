@@ -8,6 +8,8 @@ Synthetic (NumPy only, ``random_state`` = None, int or ``np.random.Generator``):
 * ``make_higgs_like`` -- a HIGGS-shaped stand-in (28 features, ~64 % linear accuracy)
 * ``make_multiclass_blobs`` -- thin wrapper of ``sklearn.datasets.make_classification``
 * ``make_topic_corpus`` -- paper 000, section 4.1.1 (LDA + max-margin labels, eqs. 16-20)
+* ``make_multilabel_topic_corpus`` -- the same documents with several labels, one binary
+  max-margin classifier per label (the multi-label stand-in of ``medlda-multilabel``)
 * ``make_topic_regression_corpus`` -- supervised-LDA regression (paper 002, Appendix B)
 * ``load_breast_cancer_standardized`` -- scikit-learn's bundled data, train-only scaling
 * ``make_latent_classification``, ``make_latent_multilabel``, ``make_latent_multitask_regression``
@@ -57,7 +59,7 @@ from .text import (
     load_20newsgroups,
     load_lda_reuters,
 )
-from .topic_corpus import make_topic_corpus, make_topic_regression_corpus
+from .topic_corpus import make_multilabel_topic_corpus, make_topic_corpus, make_topic_regression_corpus
 from .synthetic import hinge_label_probability, make_bayes_svm_2d, make_multiclass_blobs
 from .yeast import YeastData, load_yeast
 
@@ -68,6 +70,7 @@ __all__ = [
     "make_higgs_like",
     "make_multiclass_blobs",
     "make_topic_corpus",
+    "make_multilabel_topic_corpus",
     "LatentData",
     "make_latent_classification",
     "make_latent_multilabel",

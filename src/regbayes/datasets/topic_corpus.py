@@ -1,5 +1,6 @@
 """Document corpora from the generative models of MedLDA: labelled (LDA + max-margin
-labels) and with a real response (supervised-LDA regression).
+labels, one label per document or several), and with a real response (supervised-LDA
+regression).
 
 Paper 000, section 4.1.1 (Fig. 2): topics ``phi_k ~ Dir(beta)`` over ``n_words`` words;
 for each document ``theta_d ~ Dir(alpha)``, a length ``N_d ~ 1 + Poisson(doc_length - 1)``,
@@ -12,6 +13,15 @@ pseudo-likelihood of the average topic assignment ``zbar_d``, normalised over th
 
 (eq. 20 with the Crammer–Singer discriminant of eq. 16). Large ``c`` makes labels nearly a
 deterministic function of ``zbar_d``.
+
+:func:`make_multilabel_topic_corpus` draws the same documents with ``L`` labels each
+switched on or off by its own binary max-margin classifier ``eta_l ~ N(b 1, nu^2 I_K)``
+(the two-class case above, once per label, independently given ``zbar_d``)::
+
+    P(y_dl = 1) ∝ exp(-c (l - eta_l^T zbar_d)_+),   P(y_dl = 0) ∝ exp(-c (l + eta_l^T zbar_d)_+)
+
+A shared shift ``b`` of the weights is an intercept (``sum_k zbar_dk = 1``): ``b < 0``
+makes labels sparse, as in real multi-label corpora.
 
 :func:`make_topic_regression_corpus` draws the same LDA documents with a real response on
 ``zbar_d`` (paper 002, Appendix B: MedLDA regression predicts ``y_d`` by ``eta^T zbar_d``)::
@@ -33,7 +43,7 @@ import scipy.sparse as sp
 from ..rng import check_generator
 from ..validation import check_int, check_real
 
-__all__ = ["TopicRegressionCorpus", "make_topic_corpus", "make_topic_regression_corpus"]
+__all__ = ["TopicRegressionCorpus", "make_multilabel_topic_corpus", "make_topic_corpus", "make_topic_regression_corpus"]
 
 
 def _label_probabilities(zbar, coef, c, margin):
@@ -145,6 +155,81 @@ def make_topic_corpus(
     if return_coef:
         return X, y, topic_word, doc_topic, coef
     return X, y, topic_word, doc_topic
+
+
+def make_multilabel_topic_corpus(
+    n_docs: int = 1000,
+    n_topics: int = 10,
+    n_words: int = 500,
+    doc_length: float = 100.0,
+    n_labels: int = 5,
+    alpha: float = 0.1,
+    beta: float = 0.05,
+    C: float = 10.0,
+    margin: float = 1.0,
+    prior_scale: float = 3.0,
+    intercept: float = -2.0,
+    random_state=None,
+    return_coef: bool = False,
+):
+    """Draw a multi-label corpus: LDA documents, each of ``n_labels`` labels on or off by its
+    own binary hinge pseudo-likelihood on ``zbar_d`` (module docstring; eq. 20, two-class
+    form, per label).
+
+    Parameters
+    ----------
+    n_docs, n_topics, n_words : int
+        D, K (>= 2) and the vocabulary size V (>= 2).
+    doc_length : float >= 1
+        Mean document length; lengths are ``1 + Poisson(doc_length - 1)`` (never empty).
+    n_labels : int >= 2
+        L, the number of labels (columns of Y).
+    alpha, beta : float > 0
+        Symmetric Dirichlet parameters of theta_d and phi_k.
+    C, margin, prior_scale : float
+        c > 0, l >= 0 and nu > 0 of the label model.
+    intercept : float
+        b, the mean of every classifier weight (``eta_lk ~ N(b, nu^2)``); negative values
+        make labels rarer. A label may still occur in no document, or in all: callers
+        that need both values in every column drop the others.
+    random_state : None, int or np.random.Generator
+        Draw order: topics, classifier weights (L, K), theta, lengths, topic assignments,
+        words, labels (D, L uniforms).
+    return_coef : bool
+        Also return eta (L, K), the shift b included.
+
+    Returns
+    -------
+    X : scipy.sparse.csr_matrix (n_docs, n_words) of int64 word counts
+    Y : ndarray (n_docs, n_labels) int64 label indicators (0 or 1)
+    topic_word : ndarray (n_topics, n_words), rows sum to 1 (phi)
+    doc_topic : ndarray (n_docs, n_topics), rows sum to 1 (theta)
+    coef : ndarray (n_labels, n_topics), only if ``return_coef``
+    """
+    n_docs = check_int("n_docs", n_docs)
+    n_topics = check_int("n_topics", n_topics, 2)
+    n_words = check_int("n_words", n_words, 2)
+    n_labels = check_int("n_labels", n_labels, 2)
+    doc_length = check_real("doc_length", doc_length, low=1.0)
+    alpha = check_real("alpha", alpha, low=0.0, low_inclusive=False)
+    beta = check_real("beta", beta, low=0.0, low_inclusive=False)
+    C = check_real("C", C, low=0.0, low_inclusive=False)
+    margin = check_real("margin", margin, low=0.0)
+    prior_scale = check_real("prior_scale", prior_scale, low=0.0, low_inclusive=False)
+    intercept = check_real("intercept", intercept)
+    rng = check_generator(random_state)
+
+    topic_word = rng.dirichlet(np.full(n_words, beta), size=n_topics)
+    coef = intercept + rng.normal(0.0, prior_scale, size=(n_labels, n_topics))
+    X, doc_topic, zbar = _lda_documents(rng, topic_word, n_docs, doc_length, alpha)
+    f = zbar @ coef.T  # (D, L)
+    # P(y = 1) = psi(+1) / (psi(+1) + psi(-1)), computed from log psi without overflow
+    log_on, log_off = -C * np.maximum(0.0, margin - f), -C * np.maximum(0.0, margin + f)
+    p_on = 1.0 / (1.0 + np.exp(np.clip(log_off - log_on, -700.0, 700.0)))
+    Y = (rng.uniform(size=f.shape) < p_on).astype(np.int64)
+    if return_coef:
+        return X, Y, topic_word, doc_topic, coef
+    return X, Y, topic_word, doc_topic
 
 
 class TopicRegressionCorpus(NamedTuple):

@@ -15,6 +15,8 @@ applies), ``quick`` (small and fast), ``seed``, ``progress`` (progress bars).
 * ``isvm-table2`` -- paper 000 Table 2: Gibbs iSVM, eta-step by Gibbs DA vs SSGNHT
 * ``medlda-fig8`` -- MedLDA accuracy vs documents processed and wall time (paper 000, Fig. 8)
 * ``medlda-topics`` -- per-class topic proportions and salient topics' words (Fig. 9, Table 1)
+* ``medlda-multilabel`` -- multi-label MedLDA F1 vs documents and wall time, SSGRLD vs Gibbs vs
+  paMedLDA (Fig. 8 right)
 * ``ilsvm-table1`` -- paper 002 Table 1: iLSVM vs IBP+SVM vs LinearSVC on multi-view data
 * ``mtilsvm-table2`` -- paper 002 Table 2: MT-iLSVM on multi-label Yeast
 * ``mtilsvm-fig7`` / ``-fig8`` / ``-fig9`` -- paper 002: multi-task regression (School-type data),
@@ -34,6 +36,7 @@ from . import (
     ilsvm_table1,
     isvm_table2,
     medlda_fig8,
+    medlda_multilabel,
     medlda_topics,
     mtilsvm_fig7,
     mtilsvm_fig8,
@@ -55,6 +58,7 @@ EXPERIMENTS = {
     "isvm-table2": isvm_table2,
     "medlda-fig8": medlda_fig8,
     "medlda-topics": medlda_topics,
+    "medlda-multilabel": medlda_multilabel,
     "ilsvm-table1": ilsvm_table1,
     "mtilsvm-table2": mtilsvm_table2,
     "mtilsvm-fig7": mtilsvm_fig7,

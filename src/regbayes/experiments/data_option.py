@@ -59,6 +59,8 @@ FAMILY = {
     "sva-table1": CLASSIFICATION,
     "medlda-fig8": CORPUS,
     "medlda-topics": CORPUS,
+    # a multi-label svmlight/LIBSVM file of word counts, or TRAIN,TEST (medlda_multilabel)
+    "medlda-multilabel": CLASSIFICATION,
 }
 
 #: paper 002's experiments read the data sets that optional packages ship (their ``data``

@@ -8,6 +8,7 @@ from .m2dpm import M2DPM
 from .medlda import MedLDA
 from .medlda_regressor import MedLDARegressor
 from .mt_ilsvm import MultiTaskInfiniteLatentSVC, MultiTaskInfiniteLatentSVR
+from .pa_medlda import PassiveAggressiveMedLDA
 
 __all__ = ["BayesianSVC", "DPMeansSVC", "IBPFeatures", "InfiniteLatentSVC", "InfiniteSVC", "M2DPM", "MedLDA", "MedLDARegressor",
-           "MultiTaskInfiniteLatentSVC", "MultiTaskInfiniteLatentSVR"]
+           "MultiTaskInfiniteLatentSVC", "MultiTaskInfiniteLatentSVR", "PassiveAggressiveMedLDA"]

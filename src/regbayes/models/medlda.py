@@ -27,6 +27,14 @@ topic proportions (:meth:`MedLDA.transform`; :mod:`regbayes.models.medlda_refit`
 draws vote on a new document's proportions. A document's random stream is keyed by its
 content, so predictions do not depend on row order or on the other rows.
 
+Multi-label: ``y`` may be a label-indicator matrix Y (D, L) of 0/1. Each label then has its
+own binary hinge (eq. 20 with ``y_dl = 2 Y_dl - 1``) and classifier ``eta_l``, sharing the
+topics: the token conditionals (eq. 22 for ssgrld; the augmented collapsed conditional for
+gibbs) multiply the L hinge factors, the one-vs-rest machinery of several classes with the
+label's sign in place of the class indicator. ``predict`` returns the indicator matrix,
+``predict_proba`` and ``decision_function`` one column per label
+(:mod:`regbayes.models.topic_classifier`).
+
 Empty documents: dropped from training with a warning (they carry no word and no
 ``zbar_d``); at prediction time they are kept and get the prior mean topic proportions
 ``1/K``, so they are predicted from the classifier at ``zbar = 1/K``.
@@ -40,19 +48,17 @@ import jax
 import numpy as np
 from sklearn.base import ClassifierMixin, TransformerMixin
 from sklearn.utils._param_validation import StrOptions
-from sklearn.utils.validation import check_is_fitted
 
 from .. import schedules
 from ..algorithms import lda_kernels as kern
 from ..algorithms import medlda_gibbs, medlda_ssgrld
-from ..algorithms.topic_inference import expected_zbar, topic_proportions
+from ..algorithms.topic_inference import topic_proportions
 from ..inference import Algorithm, run
-from ..potentials.topics import perplexity_from
 from ..rng import host_seeds
 from ..samplers import defaults
-from ..validation import check_int
-from .base import RegBayesEstimator, vote_fractions
+from .base import RegBayesEstimator
 from .medlda_refit import refit_classifier
+from .topic_classifier import TopicClassifierMixin, multilabel_tags
 from .topic_input import POSITIVE, TOPIC_CONSTRAINTS, CountInputMixin, at_least
 
 SAMPLERS = ("ssgrld", "gibbs")
@@ -60,7 +66,7 @@ MULTI_CLASS = ("auto", "ovr", "crammer_singer")
 _STEP = [POSITIVE, callable, None]
 
 
-class MedLDA(ClassifierMixin, TransformerMixin, CountInputMixin, RegBayesEstimator):
+class MedLDA(ClassifierMixin, TransformerMixin, TopicClassifierMixin, CountInputMixin, RegBayesEstimator):
     """Max-margin supervised topic model (Gibbs MedLDA) with a Gibbs or a stochastic sampler.
 
     Parameters
@@ -85,7 +91,9 @@ class MedLDA(ClassifierMixin, TransformerMixin, CountInputMixin, RegBayesEstimat
         there the choice applies to the ``refit_classifier`` classifier, so
         "crammer_singer" needs ``refit_classifier=True``. "auto" is "crammer_singer",
         except "ovr" for sampler="gibbs" with ``refit_classifier=False`` (measurements
-        under ``refit_classifier``). Ignored for two classes (one binary classifier).
+        under ``refit_classifier``). Ignored for two classes (one binary classifier). A
+        label matrix y is always one binary classifier per label ("auto" is "ovr";
+        "crammer_singer" is refused).
     batch_size : int, default=100
         Documents per minibatch (ssgrld).
     n_iter : int, optional
@@ -121,7 +129,7 @@ class MedLDA(ClassifierMixin, TransformerMixin, CountInputMixin, RegBayesEstimat
         ``prior_scale`` and an intercept (:data:`regbayes.samplers.defaults.REFIT_RUNS`;
         :mod:`regbayes.models.medlda_refit`): SSGLD with the Crammer–Singer hinge for three
         or more classes, else Gibbs with data augmentation (one binary classifier, or one per class under
-        ``multi_class="ovr"``). Its draws, folded back into
+        ``multi_class="ovr"``, or one per label). Its draws, folded back into
         topic-proportion units (``coef_samples_``), vote on :meth:`transform` of new
         documents. A departure from the papers, which predict with the eta of training:
         that eta separates features shaped by the labels (eq. 13/22 pulls each training
@@ -150,11 +158,11 @@ class MedLDA(ClassifierMixin, TransformerMixin, CountInputMixin, RegBayesEstimat
 
     Attributes
     ----------
-    classes_ : labels.
+    classes_ : labels; for a label matrix y, the label indices ``0 .. L-1``.
     components_ : (K, V) posterior mean topic-word distributions, averaged over every
         iteration of the run's second half (rows sum to 1).
     coef_ : (M, K) posterior mean classifier weights (M = 1 for two classes, else one row
-        per class), in topic-proportion units.
+        per class, or per label for a label matrix), in topic-proportion units.
     topic_word_samples_ : the ``n_draws`` kept draws of Phi (S, K, V).
     coef_samples_ : the draws of eta used for prediction: the refitted classifier's
         (``refit_classifier``, ``REFIT_RUNS`` draws) or the ``n_draws`` kept with Phi.
@@ -246,6 +254,9 @@ class MedLDA(ClassifierMixin, TransformerMixin, CountInputMixin, RegBayesEstimat
     def _check_settings(self, n_docs, n_classes):
         """The checks that need the data or several parameters; returns the resolved
         ``(batch_size, n_iter, multi_class)``."""
+        if self._multilabel and self.multi_class == "crammer_singer":
+            raise ValueError("multi_class='crammer_singer' needs one class per document, but y is a label matrix "
+                             "(one binary classifier per label); use multi_class='ovr' or 'auto'")
         if self.sampler == "gibbs" and self.multi_class == "crammer_singer" and not self.refit_classifier and n_classes > 2:
             raise ValueError(
                 "sampler='gibbs' samples one binary classifier per class (the Crammer-Singer hinge has no "
@@ -268,21 +279,19 @@ class MedLDA(ClassifierMixin, TransformerMixin, CountInputMixin, RegBayesEstimat
         # "auto": "ovr" only where the Gibbs sampler's own one-vs-rest eta predicts
         multi_class = self.multi_class
         if multi_class == "auto":
-            multi_class = "ovr" if (self.sampler == "gibbs" and not self.refit_classifier) else "crammer_singer"
+            gibbs_eta = self.sampler == "gibbs" and not self.refit_classifier
+            multi_class = "ovr" if (gibbs_eta or self._multilabel) else "crammer_singer"
         return batch_size, n_iter, multi_class
 
     # ------------------------------------------------------------------ fit
     def fit(self, X, y):
-        """Fit on a (n_docs, V) count matrix (scipy.sparse or dense) or a list of raw texts."""
+        """Fit on a (n_docs, V) count matrix (scipy.sparse or dense) or a list of raw texts,
+        with class labels y (n_docs,) or a 0/1 label-indicator matrix y (n_docs, L)."""
         self._validate_params()
         counts, y = self._training_documents(X, y)
-        codes = self._encode_labels(y)
+        codes, y_sign = self._encode_targets(y)
         n_classes = len(self.classes_)
         batch_size, n_iter, multi_class = self._check_settings(counts.shape[0], n_classes)
-        if n_classes == 2:
-            y_sign = (2.0 * codes - 1.0)[:, None]
-        else:
-            y_sign = np.where(codes[:, None] == np.arange(n_classes)[None, :], 1.0, -1.0)
         doc_ptr, words = kern.tokens_from_counts(counts)
         self._n_words = counts.shape[1]
         # one key per fit: the initial state and prediction seeds, the run, the refit
@@ -304,6 +313,7 @@ class MedLDA(ClassifierMixin, TransformerMixin, CountInputMixin, RegBayesEstimat
             refitted = refit_classifier(
                 features, codes, y_sign, crammer_singer=n_classes > 2 and multi_class == "crammer_singer", C=self.C,
                 margin=self.margin, prior_scale=self.prior_scale, key=k_refit, progress=self.progress,
+                multilabel=self._multilabel,
             )
             refit_seconds = time.perf_counter() - start
         self._store(result, topics, refitted, refit_seconds)
@@ -380,97 +390,5 @@ class MedLDA(ClassifierMixin, TransformerMixin, CountInputMixin, RegBayesEstimat
             trace["refit_seconds"] = float(refit_seconds)
         self.trace_ = trace
 
-    # ------------------------------------------------------------------ inference
-    def _tokens(self, X):
-        check_is_fitted(self, "components_")
-        counts = self._counts(X, fit=False)
-        if counts.shape[1] != self.components_.shape[1]:
-            raise ValueError(f"X has {counts.shape[1]} words (columns); this MedLDA was fitted on {self.components_.shape[1]}")
-        return kern.tokens_from_counts(counts)
-
-    def _zbar(self, doc_ptr, words, topic_word, seed):
-        return expected_zbar(doc_ptr, words, topic_word, self.alpha, self.n_transform_sweeps, seed, self.n_jobs)
-
-    def _proportions(self, doc_ptr, words):
-        return topic_proportions(doc_ptr, words, self.components_, self.alpha, self.n_transform_sweeps,
-                                 self._inference_seed, self.n_jobs)
-
-    def transform(self, X):
-        """Topic proportions (n_docs, K): posterior mean ``(E[n_dk] + alpha) / (N_d + K alpha)``
-        with Phi fixed at the posterior mean topics ``components_`` (``n_transform_sweeps``
-        Gibbs sweeps, the second half averaged, Rao-Blackwellised). Empty documents get ``1/K``.
-        One Phi rather than each kept draw: :mod:`regbayes.models.medlda_refit`."""
-        return self._proportions(*self._tokens(X))
-
-    def _scores_per_draw(self, doc_ptr, words):
-        """Yield the discriminants (D, M) of each posterior draw of the classifier: eta_j on
-        :meth:`transform`'s proportions (``refit_classifier``), else the kept (Phi_s, eta_s)
-        pairs, eta_s on E[zbar | Phi_s]."""
-        if self._refitted:
-            proportions = self._proportions(doc_ptr, words)
-            for eta in self.coef_samples_:
-                yield proportions @ eta.T
-            return
-        for s, (phi, eta) in enumerate(zip(self.topic_word_samples_, self.coef_samples_)):
-            yield self._zbar(doc_ptr, words, phi, self._inference_seed + s) @ eta.T
-
-    @staticmethod
-    def _winners(scores):
-        return (scores[..., 0] > 0).astype(int) if scores.shape[-1] == 1 else np.argmax(scores, axis=-1)
-
-    def _votes_and_mean(self, X):
-        """Vote fractions (n, n_classes) of the draws and their mean discriminant (n, M)."""
-        winners, total = [], 0.0
-        for scores in self._scores_per_draw(*self._tokens(X)):
-            winners.append(self._winners(scores))
-            total = total + scores
-        return vote_fractions(np.stack(winners), len(self.classes_)), total / len(winners)
-
-    def predict_proba(self, X):
-        """Vote fractions of the Gibbs classifier over the posterior draws of eta."""
-        return self._votes_and_mean(X)[0]
-
-    def decision_function(self, X):
-        """Discriminant ``eta^T E[zbar]`` averaged over the draws ((n,) two classes, else (n, L))."""
-        scores = self._votes_and_mean(X)[1]
-        return scores[:, 0] if scores.shape[1] == 1 else scores
-
-    def predict(self, X):
-        """The class with most votes over the draws; ties go to the larger mean discriminant."""
-        votes, mean = self._votes_and_mean(X)
-        tie_break = np.concatenate([-mean, mean], axis=1) if mean.shape[1] == 1 else mean
-        # votes are fractions of the draws: a tie-break below half a vote never overturns a majority
-        votes = votes + 0.49 / len(self.coef_samples_) * np.tanh(tie_break) / (1.0 + 1e-9)
-        return self.classes_[np.argmax(votes, axis=1)]
-
-    def staged_predict(self, X):
-        """Yield ``(snapshot, labels)`` for each entry of ``snapshots_``: the Gibbs classifier
-        of that single (Phi, eta) snapshot, for accuracy against documents processed
-        (``snapshot["n_docs"]``) or wall time (``snapshot["wall_time"]``)."""
-        doc_ptr, words = self._tokens(X)
-        for i, snap in enumerate(self.snapshots_):
-            scores = self._zbar(doc_ptr, words, snap["topic_word"], self._inference_seed + 10_000 + i) @ snap["coef"].T
-            yield snap, self.classes_[self._winners(scores)]
-
-    def top_words(self, n=10):
-        """The ``n`` most probable words of each topic: a list of K lists (vocabulary terms
-        when fitted on texts, column indices otherwise)."""
-        check_is_fitted(self, "components_")
-        check_int("n", n, 1)
-        order = np.argsort(-self.components_, axis=1)[:, :n]
-        if hasattr(self, "vectorizer_"):
-            names = self.vectorizer_.get_feature_names_out()
-            return [[str(names[j]) for j in row] for row in order]
-        return [[int(j) for j in row] for row in order]
-
-    def perplexity(self, X):
-        """``exp(-sum_dn log sum_k theta_dk phi_k,w_dn / N)`` with theta from ``transform`` and
-        Phi = ``components_`` (:func:`regbayes.potentials.topics.perplexity_from`)."""
-        check_is_fitted(self, "components_")
-        return perplexity_from(self._counts(X, fit=False), self.transform(X), self.components_)
-
     def __sklearn_tags__(self):
-        tags = super().__sklearn_tags__()
-        tags.input_tags.sparse = True
-        tags.input_tags.positive_only = True
-        return tags
+        return multilabel_tags(super().__sklearn_tags__())

@@ -10,7 +10,8 @@ model's ``C``, ``margin`` and ``prior_scale`` (the posterior of paper 000, secti
   ``BayesianSVC(sampler="ssgld")`` with ``REFIT_RUNS["ssgld"]``
   (:data:`regbayes.samplers.defaults.REFIT_RUNS`);
 * one binary hinge per column of ``y_sign`` by Gibbs sweeps with data augmentation (paper
-  001, eqs. 17-18; :func:`regbayes.algorithms.gibbs_svm`) with ``REFIT_RUNS["gibbs"]``, on
+  001, eqs. 17-18; :func:`regbayes.algorithms.gibbs_svm`, or for the columns of a label
+  matrix :func:`regbayes.algorithms.medlda_gibbs.label_columns_gibbs`) with ``REFIT_RUNS["gibbs"]``, on
   documents padded with zero rows to a few sizes (zero rows change no draw), so that the
   compiled program serves every corpus of a size bucket.
 
@@ -38,7 +39,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from ..algorithms import gibbs_svm
-from ..algorithms.medlda_gibbs import bucket, pad_rows
+from ..algorithms.medlda_gibbs import bucket, label_columns_gibbs, pad_rows
 from ..inference import DivergenceError, sample
 from ..potentials import SVMData, build_potential, sigma_ref
 from ..precision import enable_x64
@@ -61,16 +62,18 @@ def standardise(features):
     return (features - mean) / scale, mean, scale
 
 
-def refit_classifier(features, codes, y_sign, *, crammer_singer, C, margin, prior_scale, key, progress=False):
+def refit_classifier(features, codes, y_sign, *, crammer_singer, C, margin, prior_scale, key, progress=False,
+                     multilabel=False):
     """Posterior draws (S, M, K) of eta on ``features`` (D, K) (module docstring):
     Crammer–Singer SSGLD on the class ``codes`` when ``crammer_singer``, else Gibbs on the
-    +-1 columns of ``y_sign`` (D, M). Raises :class:`~regbayes.inference.DivergenceError`
+    +-1 columns of ``y_sign`` (D, M), which with ``multilabel`` are labels of a label
+    matrix rather than the one-vs-rest columns of ``codes``. Raises :class:`~regbayes.inference.DivergenceError`
     when a draw is not finite."""
     standardised, mean, scale = standardise(features)
     if crammer_singer:
         w, b = _ssgld_draws(standardised, codes, C, margin, prior_scale, key, progress)
     else:
-        w, b = _gibbs_draws(standardised, y_sign, codes, C, margin, prior_scale, key, progress)
+        w, b = _gibbs_draws(standardised, y_sign, codes, C, margin, prior_scale, key, progress, multilabel)
     eta = to_proportion_units(w, b, mean, scale)
     if not np.all(np.isfinite(eta)):
         raise DivergenceError("the refitted classifier diverged; use refit_classifier=False or a smaller C",
@@ -104,20 +107,24 @@ def _ssgld_draws(X, codes, C, margin, prior_scale, key, progress):
     return draws[..., :d], draws[..., d]
 
 
-def _gibbs_draws(X, y_sign, codes, C, margin, prior_scale, key, progress):
+def _gibbs_draws(X, y_sign, codes, C, margin, prior_scale, key, progress, multilabel=False):
     """Weights (S, M, K) and intercepts (S, M) of Gibbs sweeps with data augmentation (one
     binary classifier per column of ``y_sign``) on ``[X, 1]`` in float64, started at zero."""
     run = defaults.REFIT_RUNS["gibbs"]
     D, M = y_sign.shape
     rows = bucket(D)
     design = pad_rows(np.hstack([X, np.ones((D, 1))]), rows)
-    # one binary problem: +-1 labels, position (K + 1,); several: class codes, one-vs-rest
-    labels = y_sign[:, 0] if M == 1 else codes.astype(np.int32)
-    shape = (design.shape[1],) if M == 1 else (M, design.shape[1])
+    # one binary problem: +-1 labels, position (K + 1,); several classes: class codes,
+    # one-vs-rest; several labels: the +-1 label matrix itself (0 on padding rows)
+    if multilabel:
+        labels, kernel = np.asarray(y_sign, np.float64), label_columns_gibbs()
+    else:
+        labels, kernel = (y_sign[:, 0] if M == 1 else codes.astype(np.int32)), gibbs_svm()
+    shape = (design.shape[1],) if M == 1 and not multilabel else (M, design.shape[1])
     with enable_x64():
         data = SVMData(jnp.asarray(design), jnp.asarray(pad_rows(labels, rows)), jnp.asarray(C, jnp.float64),
                        jnp.asarray(margin, jnp.float64), jnp.asarray(prior_scale, jnp.float64))
-        result = sample(gibbs_svm(), data, jnp.zeros((1, *shape), jnp.float64), key, n_warmup=run["n_warmup"],
+        result = sample(kernel, data, jnp.zeros((1, *shape), jnp.float64), key, n_warmup=run["n_warmup"],
                         n_draws=run["n_draws"], step_size=1.0, progress=progress, desc="MedLDA refit[gibbs]")
     draws = result.positions.reshape(-1, M, design.shape[1])
     return draws[..., :-1], draws[..., -1]

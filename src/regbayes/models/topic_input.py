@@ -1,13 +1,20 @@
 """Word-count input of the topic-model estimators: a document-term count matrix (dense or
 scipy.sparse) or raw texts turned into counts by a ``CountVectorizer``; empty documents
-dropped from training with a warning. Targets are class labels (``MedLDA``) or finite real
-responses (``MedLDARegressor``)."""
+dropped from training with a warning. Targets are class labels or a label-indicator
+matrix (``MedLDA``, ``PassiveAggressiveMedLDA``) or finite real responses
+(``MedLDARegressor``).
+
+A label-indicator matrix Y (n_docs, L) of 0/1 gives one binary classifier per label (the
+one-vs-rest machinery of several classes, with ``y_dl = 2 Y_dl - 1`` instead of the
+indicator of a class); :func:`indicator_matrix` checks it: only 0 and 1, and (after the
+empty documents are dropped) both values in every column."""
 from __future__ import annotations
 
 import warnings
 from numbers import Integral, Real
 
 import numpy as np
+import scipy.sparse as sp
 from sklearn.base import clone
 from sklearn.feature_extraction.text import CountVectorizer
 from sklearn.utils._param_validation import HasMethods, Interval
@@ -73,13 +80,14 @@ class CountInputMixin:
         if y is None:
             raise ValueError(f"{type(self).__name__} requires y to be passed, but the target y is None")
         counts = self._counts(X, fit=True)
-        y = column_or_1d(y, warn=True)
+        multilabel = not responses and is_label_matrix(y)
+        y = indicator_matrix(y, type(self).__name__) if multilabel else column_or_1d(y, warn=True)
         if y.shape[0] != counts.shape[0]:
             noun = "responses" if responses else "labels"
             raise ValueError(f"X has {counts.shape[0]} documents but y has {y.shape[0]} {noun}")
         if responses:
             y = _real_responses(y, type(self).__name__)
-        else:
+        elif not multilabel:
             check_classification_targets(y)
         if counts.shape[1] == 0:
             raise ValueError("empty vocabulary: X has no columns (no words)")
@@ -91,7 +99,49 @@ class CountInputMixin:
                 f"{int(empty.sum())} empty documents (no words) dropped from training", UserWarning, stacklevel=3
             )
             counts, y = counts[~empty], y[~empty]
+        if multilabel:
+            check_label_columns(y)
         return counts, y
+
+
+def is_label_matrix(y) -> bool:
+    """Whether a classification target is a label-indicator matrix: a 2-D array (or sparse
+    matrix) with two or more columns (one column is read as a 1-D target)."""
+    if sp.issparse(y):
+        return True
+    try:
+        shape = np.asarray(y).shape
+    except ValueError:  # ragged: not a matrix (column_or_1d explains)
+        return False
+    return len(shape) == 2 and shape[1] >= 2
+
+
+def indicator_matrix(y, model) -> np.ndarray:
+    """A label-indicator matrix as an int64 copy; ``ValueError`` naming ``model`` unless every
+    entry is 0 or 1."""
+    Y = y.toarray() if sp.issparse(y) else np.array(y)
+    if Y.dtype.kind not in "biuf":
+        raise ValueError(f"y is a 2-D label matrix, which {model} reads as one 0/1 indicator column per label; "
+                         f"it must be numeric or boolean, got dtype {Y.dtype}")
+    bad = ~((Y == 0) | (Y == 1))
+    if bad.any():
+        example = Y[bad].ravel()[0].item()
+        raise ValueError(f"y is a 2-D label matrix, which {model} reads as one 0/1 indicator column per label; "
+                         f"it holds values other than 0 and 1 ({int(bad.sum())} entries, e.g. {example!r}); "
+                         "give the labels of each document as 0/1 indicators (MultiLabelBinarizer) or a 1-D "
+                         "array of classes")
+    return Y.astype(np.int64)
+
+
+def check_label_columns(Y):
+    """``ValueError`` naming the first label column that holds one value only (each label's
+    binary classifier needs documents with it and without it)."""
+    positives = Y.sum(axis=0)
+    for label, count in enumerate(positives):
+        if count == 0 or count == Y.shape[0]:
+            value = "0 (no document has the label)" if count == 0 else "1 (every document has the label)"
+            raise ValueError(f"label column {label} of y holds the value {value}; each label needs documents with "
+                             f"it and without it: drop that column")
 
 
 def _real_responses(y, model):
