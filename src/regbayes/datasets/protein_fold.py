@@ -183,10 +183,10 @@ def make_protein_fold_like(n_train: int = PROTEIN_FOLD_N_TRAIN, n_test: int = PR
                            n_classes: int = PROTEIN_FOLD_N_CLASSES, random_state=0) -> ProteinFoldData:
     """A generated stand-in of the protein fold data (not the real data).
 
-    Fold k has 1 to 3 families; family f has a mean composition ``p_f ~ Dirichlet(40 b)``
+    Fold k has 1 to 3 families; family f has a mean composition ``p_f ~ Dirichlet(120 b)``
     around a shared background ``b ~ Dirichlet(20 * 1)`` and a median length
-    ``exp(N(log 200, 0.5^2))``. A protein of family f has composition
-    ``100 * Dirichlet(150 p_f)`` (percentages summing to 100) and length
+    ``exp(N(log 200, 0.4^2))``. A protein of family f has composition
+    ``100 * Dirichlet(80 p_f)`` (percentages summing to 100) and length
     ``round(median * exp(N(0, 0.3^2)))``. Fold sizes are unequal (proportions
     ``~ Dirichlet(3 * 1)``), every fold with at least 5 training and 1 test protein.
 
@@ -203,8 +203,8 @@ def make_protein_fold_like(n_train: int = PROTEIN_FOLD_N_TRAIN, n_test: int = PR
     rng = np.random.default_rng(random_state)
     background = rng.dirichlet(np.full(len(AMINO_ACIDS), 20.0))
     n_families = rng.integers(1, 4, size=n_classes)
-    family_means = [rng.dirichlet(40.0 * background, size=m) for m in n_families]
-    family_lengths = [np.exp(rng.normal(np.log(200.0), 0.5, size=m)) for m in n_families]
+    family_means = [rng.dirichlet(120.0 * background, size=m) for m in n_families]
+    family_lengths = [np.exp(rng.normal(np.log(200.0), 0.4, size=m)) for m in n_families]
     share = rng.dirichlet(np.full(n_classes, 3.0))
 
     def counts(n, minimum):
@@ -215,7 +215,7 @@ def make_protein_fold_like(n_train: int = PROTEIN_FOLD_N_TRAIN, n_test: int = PR
         X, y = [], []
         for k, size in enumerate(sizes):
             fam = rng.integers(0, n_families[k], size=size)
-            comp = np.stack([rng.dirichlet(150.0 * family_means[k][f]) for f in fam]) if size else np.empty((0, 20))
+            comp = np.stack([rng.dirichlet(80.0 * family_means[k][f]) for f in fam]) if size else np.empty((0, 20))
             length = np.round(family_lengths[k][fam] * np.exp(rng.normal(0.0, 0.3, size=size)))
             X.append(np.column_stack([100.0 * comp, np.maximum(length, 20.0)]))
             y.append(np.full(size, k + 1, dtype=np.int64))

@@ -30,12 +30,15 @@ import numpy as np
 __all__ = [
     "ISVM_PARAMS",
     "ISVM_QUICK_PARAMS",
+    "MIXTURES",
+    "PAPER_LABELS",
     "SAMPLED",
     "SKLEARN",
     "SampledMethod",
     "candidates",
     "cv_select",
     "fit_method",
+    "is_available",
     "m2dpm_candidates",
     "make_estimator",
     "sklearn_pipeline",
@@ -64,6 +67,27 @@ SAMPLED = {
 
 #: The scikit-learn classifiers by table label.
 SKLEARN = ("LinearSVC", "SVC (RBF)", "LogisticRegression")
+#: The mixtures of SVMs, cross-validated.
+MIXTURES = ("M2DPM", "DPMeansSVC")
+#: Paper 001's column names for our table labels.
+PAPER_LABELS = {
+    "LogisticRegression": "MNL", "LinearSVC": "LSVM", "SVC (RBF)": "RBF-SVM", "dpMNL": "dpMNL",
+    "DPMeansSVC": "DP+SVM", "InfiniteSVC (gibbs)": "Gibbs-iSVM", "M2DPM": "M2DPM",
+}
+
+
+def is_available(name: str) -> bool:
+    """Whether this version of regbayes runs method ``name`` (dpMNL: once it is in
+    :data:`SAMPLED` and its module is there)."""
+    if name in SKLEARN or name in MIXTURES:
+        return True
+    if name not in SAMPLED:
+        return False
+    try:
+        _sampled_class(name)
+    except ImportError:
+        return False
+    return True
 
 
 def m2dpm_candidates(grid) -> list:
@@ -165,7 +189,7 @@ def fit_method(name, X, y, *, grids, n_folds, rng, seed, fixed=None):
     fitted once with ``fixed[name]`` (default: its :data:`SAMPLED` parameters). ``extra``
     holds ``n_components`` for the mixtures.
     """
-    if name in ("M2DPM", "DPMeansSVC"):
+    if name in MIXTURES:
         params, _ = cv_select(lambda **p: make_estimator(name, p, seed), candidates(name, grids[name]),
                               X, y, n_folds, rng)
         model, secs = timed_fit(make_estimator(name, params, seed), X, y)
