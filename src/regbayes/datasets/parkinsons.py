@@ -85,7 +85,7 @@ def load_parkinsons(path, *, dtype=np.float64) -> ParkinsonsData:
     with open_decompressed(path) as raw, io.TextIOWrapper(raw, encoding="utf-8", errors="replace") as f:
         reader = csv.reader(f)
         header = next(reader, None)
-        if header is None:
+        if header is None or not any(h.strip() for h in header):
             raise ValueError(f"{path} is empty; expected UCI's parkinsons.data (a CSV with a header)")
         header = [h.strip() for h in header]
         missing = [c for c in PARKINSONS_COLUMNS if c not in header]

@@ -208,16 +208,17 @@ def resolve_own(value, experiment: str) -> DataSource:
     if text == name:
         return DataSource(text, text, "registered", ())
     parts = [Path(p.strip()).expanduser() for p in text.split(",")] if pair else [Path(text).expanduser()]
+    if "," not in text and not Path(text).expanduser().is_file():
+        from ..datasets import list_datasets
+
+        if text in list_datasets():
+            raise DataError(f"data set {text!r} is registered but is not one this experiment reads; {choices_text}")
+        if not (os.sep in text or "/" in text or Path(text).suffix):
+            raise DataError(f"unknown data set {text!r} (neither {name!r} nor an existing path); {choices_text}")
     if pair and len(parts) != 2:
         raise DataError(f"data {text!r} names {len(parts)} file(s); {choices_text}")
     missing = [str(p) for p in parts if not p.is_file()]
     if missing:
-        from ..datasets import list_datasets
-
-        if len(parts) == 1 and text in list_datasets():
-            raise DataError(f"data set {text!r} is registered but is not one this experiment reads; {choices_text}")
-        if len(parts) == 1 and not (os.sep in text or "/" in text or parts[0].suffix):
-            raise DataError(f"unknown data set {text!r} (neither {name!r} nor an existing path); {choices_text}")
         raise DataError(f"no such file: {', '.join(missing)}; {choices_text}")
     return DataSource(text, ",".join(p.name for p in parts), "file", tuple(str(p) for p in parts))
 

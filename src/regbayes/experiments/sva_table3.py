@@ -29,7 +29,7 @@ import time
 import numpy as np
 
 from ._common import finish, fmt, markdown_table
-from .sva_methods import ISVM_QUICK_PARAMS, PAPER_LABELS, SAMPLED, fit_method, is_available
+from .sva_methods import PAPER_LABELS, SAMPLED, fit_method, is_available
 from .sva_table1 import LINEAR_GRID, LOGISTIC_GRID, RBF_GRID
 
 NAME = "sva-table3"
