@@ -149,3 +149,15 @@ def test_fit_method_refuses_an_unknown_method():
                                rng=np.random.default_rng(0), seed=0)
     with pytest.raises(ValueError, match="not a cross-validated method"):
         sva_methods.candidates("InfiniteSVC (gibbs)", {})
+
+
+def test_table3_reads_the_registered_files_from_the_cache(tmp_path, monkeypatch):
+    train, test, _ = _protein_files(tmp_path)
+    folder = tmp_path / "cache" / "protein-fold"
+    folder.mkdir(parents=True)
+    (folder / "protein-fold.train").write_bytes(train.read_bytes())
+    (folder / "protein-fold.test").write_bytes(test.read_bytes())
+    monkeypatch.setenv("REGBAYES_DATA", str(tmp_path / "cache"))
+    out = sva_table3.run(tmp_path / "out", quick=True, data="protein-fold", methods=("LinearSVC",))
+    settings = out["numbers"]["settings"]
+    assert settings["data"]["kind"] == "registered" and (settings["n_train"], settings["n_test"]) == (40, 30)

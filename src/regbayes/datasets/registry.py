@@ -10,8 +10,7 @@
 * protein, LIBSVM multi-class page: J.-Y. Wang's protein secondary-structure data (3
   classes, 357 features). It is *not* the Protein fold data of paper 000 Section 5.3 and
   paper 001 (Ding & Dubchak 2001: 698 proteins, 27 folds, 21 features, split 313 / 385),
-  which no host serves as a file that a fetcher could name; give that data to the
-  experiments as svmlight files instead.
+  registered below as protein-fold.
 * protein-fold: that Protein fold data (paper 001 Table 3), read by
   :func:`regbayes.datasets.load_protein_fold`. Its file names here (``protein-fold.train``,
   ``protein-fold.test``) are regbayes's: the names and layout of the files on Ding's page
