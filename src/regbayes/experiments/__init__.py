@@ -11,6 +11,9 @@ applies), ``quick`` (small and fast), ``seed``, ``progress`` (progress bars).
 * ``fig7`` -- SSGLD with AdaGrad vs polynomial step sizes
 * ``sva-table1`` -- paper 001 Table 1: M2DPM and baselines on Settings I and II
 * ``sva-table2`` -- paper 001 Table 2: inferred number of components vs n0, and time
+* ``sva-table3`` -- paper 001 Table 3: protein fold classification
+* ``sva-table4`` -- paper 001 Table 4: Parkinson's disease detection (Table 5 needs clinical data
+  that is not public)
 * ``sva-clusters`` -- M2DPM's clusters and per-component classifiers on a 2-D example
 * ``isvm-table2`` -- paper 000 Table 2: Gibbs iSVM, eta-step by Gibbs DA vs SSGNHT
 * ``medlda-fig8`` -- MedLDA accuracy vs documents processed and wall time (paper 000, Fig. 8)
@@ -45,6 +48,8 @@ from . import (
     sva_clusters,
     sva_table1,
     sva_table2,
+    sva_table3,
+    sva_table4,
 )
 
 EXPERIMENTS = {
@@ -54,6 +59,8 @@ EXPERIMENTS = {
     "fig7": fig7,
     "sva-table1": sva_table1,
     "sva-table2": sva_table2,
+    "sva-table3": sva_table3,
+    "sva-table4": sva_table4,
     "sva-clusters": sva_clusters,
     "isvm-table2": isvm_table2,
     "medlda-fig8": medlda_fig8,

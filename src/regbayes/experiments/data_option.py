@@ -15,7 +15,8 @@ it, an experiment reads:
   cache file ``20news-bydate_py3.pkz``.
 
 Which experiment takes what is :data:`FAMILY` (classification sets, the topic corpus, or
-the package-shipped sets of paper 002's experiments, :data:`BUNDLED`); :data:`NO_DATA`
+the package-shipped sets of paper 002's experiments, :data:`BUNDLED`; paper 001's
+Tables 3 and 4 read their own data set's layout, :data:`OWN_FORMAT`); :data:`NO_DATA`
 says why the others take none. A value that cannot be used -- an unknown name, a missing
 file, a file in another format, a failed download or checksum -- raises
 :class:`DataError` (a ``ValueError``) that names the value and lists the choices.
@@ -38,12 +39,14 @@ __all__ = [
     "DataSource",
     "FAMILY",
     "NO_DATA",
+    "OWN_FORMAT",
     "choices",
     "cli_value",
     "corpus_location",
     "load_classification",
     "resolve",
     "resolve_many",
+    "resolve_own",
     "split_rows",
 ]
 
@@ -71,6 +74,15 @@ BUNDLED = {
     "mtilsvm-fig7": ("exam",),
     "mtilsvm-fig8": ("yeast", "exam"),
     "mtilsvm-fig9": ("exam",),
+}
+
+#: paper 001's Tables 3 and 4 read one data set each in the layout it is distributed in:
+#: its registered name (fetched, or read from the cache folder) or the path of its file(s),
+#: TRAIN,TEST for the protein folds (:func:`resolve_own`; the experiment's loader checks
+#: the layout).
+OWN_FORMAT = {
+    "sva-table3": "protein-fold",
+    "sva-table4": "parkinsons",
 }
 
 #: Why the other experiments take no ``--data``.
@@ -184,6 +196,35 @@ def resolve_many(data, family: str) -> list:
     return sources
 
 
+def resolve_own(value, experiment: str) -> DataSource:
+    """Check ``value`` for an experiment of :data:`OWN_FORMAT`: its data set's registered
+    name, or existing file(s) (TRAIN,TEST for "protein-fold", one file for "parkinsons").
+    Nothing is read; :class:`DataError` names the value and the choices otherwise."""
+    name = OWN_FORMAT[experiment]
+    pair = name == "protein-fold"
+    files = "TRAIN,TEST: its training and test files" if pair else "the path of UCI's parkinsons.data"
+    choices_text = f"experiment {experiment!r} reads {name!r} (the registered data set) or {files}"
+    if not isinstance(value, (str, os.PathLike)) or not str(value).strip():
+        raise DataError(f"data must be a data set name or a path, got {value!r}; {choices_text}")
+    text = os.fspath(value).strip()
+    if text == name:
+        return DataSource(text, text, "registered", ())
+    parts = [Path(p.strip()).expanduser() for p in text.split(",")] if pair else [Path(text).expanduser()]
+    if "," not in text and not Path(text).expanduser().is_file():
+        from ..datasets import list_datasets
+
+        if text in list_datasets():
+            raise DataError(f"data set {text!r} is registered but is not one this experiment reads; {choices_text}")
+        if not (os.sep in text or "/" in text or Path(text).suffix):
+            raise DataError(f"unknown data set {text!r} (neither {name!r} nor an existing path); {choices_text}")
+    if pair and len(parts) != 2:
+        raise DataError(f"data {text!r} names {len(parts)} file(s); {choices_text}")
+    missing = [str(p) for p in parts if not p.is_file()]
+    if missing:
+        raise DataError(f"no such file: {', '.join(missing)}; {choices_text}")
+    return DataSource(text, ",".join(p.name for p in parts), "file", tuple(str(p) for p in parts))
+
+
 def split_rows(n: int, test_fraction: float, seed: int):
     """``(train, test)`` row indices: a random permutation of ``range(n)`` (generator
     seeded with ``seed + 1``, as the stand-ins' splits), its first
@@ -281,6 +322,10 @@ def cli_value(experiment: str, values, accepted) -> object:
     if experiment in NO_DATA or "data" not in accepted:
         reason = NO_DATA.get(experiment, "it has no data option")
         raise DataError(f"experiment {experiment!r} takes no --data: {reason}")
+    if experiment in OWN_FORMAT:
+        if len(values) != 1:
+            raise DataError(f"experiment {experiment!r} reads one data set; got {len(values)}: {values}")
+        return resolve_own(values[0], experiment).value
     if experiment in BUNDLED:
         names = BUNDLED[experiment]
         unknown = [v for v in values if v not in (*names, "synthetic")]

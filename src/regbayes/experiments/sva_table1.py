@@ -30,6 +30,7 @@ import time
 import numpy as np
 
 from ._common import fmt, markdown_table, finish
+from .sva_methods import ISVM_PARAMS, ISVM_QUICK_PARAMS, cv_select, fit_method, m2dpm_candidates, timed_fit
 
 NAME = "sva-table1"
 TITLE = "Table 1 of paper 001: M2DPM vs DP-means+SVM, Gibbs iSVM and single classifiers"
@@ -96,7 +97,6 @@ ORACLE_GRID = {"C": SVM_C_GRID}
 LINEAR_GRID = {"clf__C": [0.01, 0.1, 1.0, 10.0]}
 RBF_GRID = {"clf__C": [0.3, 1.0, 3.0, 10.0], "clf__gamma": ["scale"]}
 LOGISTIC_GRID = {"clf__C": [0.01, 0.1, 1.0, 10.0]}
-ISVM_PARAMS = {"alpha": 1.0, "C": 1.0, "prior_scale": 1.0, "sampler": "gibbs", "n_iter": 100, "n_warmup": 50}
 
 QUICK = {
     "n_samples": {"I": 200, "II": 400},
@@ -105,36 +105,13 @@ QUICK = {
                    "II": {"s": [1.0], "penalty_per_s": [3.0], "C": [0.1, 0.3]}},
     "dpmeans_grid": {"I": {"cluster_penalty": [7.0], "C": [0.1, 0.3]},
                      "II": {"cluster_penalty": [3.0], "C": [0.1, 0.3]}},
-    "isvm_params": {**ISVM_PARAMS, "n_iter": 6, "n_warmup": 3},
+    "isvm_params": ISVM_QUICK_PARAMS,
 }
 
 
-def _m2dpm_grid(grid):
-    return [{"s": s, "cluster_penalty": s * p, "C": c, **({"refit_cells": True} if refit else {})}
-            for refit in grid.get("refit_cells", [False])
-            for s in grid["s"] for p in grid["penalty_per_s"] for c in grid["C"]]
-
-
-def _timed_fit(model, X, y):
-    start = time.perf_counter()
-    model.fit(X, y)
-    return model, time.perf_counter() - start
-
-
-def _cv_select(make, candidates, X, y, n_folds, rng):
-    """The candidate with the best mean validation accuracy over ``n_folds`` folds."""
-    from sklearn.model_selection import StratifiedKFold
-
-    folds = list(StratifiedKFold(n_folds, shuffle=True, random_state=int(rng.integers(2**31 - 1))).split(X, y))
-    best, best_score = None, -np.inf
-    for params in candidates:
-        scores = []
-        for train, val in folds:
-            model = make(**params).fit(X[train], y[train])
-            scores.append(model.score(X[val], y[val]))
-        if np.mean(scores) > best_score:
-            best, best_score = params, float(np.mean(scores))
-    return best, best_score
+_m2dpm_grid = m2dpm_candidates
+_timed_fit = timed_fit
+_cv_select = cv_select
 
 
 def _oracle(X_tr, y_tr, c_tr, X_te, y_te, c_te, C_grid, n_folds, rng):
@@ -173,54 +150,16 @@ def _oracle(X_tr, y_tr, c_tr, X_te, y_te, c_te, C_grid, n_folds, rng):
     return float(np.mean(pred == y_te)), time.perf_counter() - start, {"C": best_C}
 
 
-def _sklearn_pipeline(name):
-    from sklearn.linear_model import LogisticRegression
-    from sklearn.pipeline import Pipeline
-    from sklearn.preprocessing import StandardScaler
-    from sklearn.svm import SVC, LinearSVC
-
-    clf = {
-        "LinearSVC": lambda: LinearSVC(max_iter=20000),
-        "SVC (RBF)": lambda: SVC(kernel="rbf"),
-        "LogisticRegression": lambda: LogisticRegression(max_iter=5000),
-    }[name]()
-    return Pipeline([("scale", StandardScaler()), ("clf", clf)])
-
-
 def _run_method(name, setting, X_tr, y_tr, c_tr, X_te, y_te, c_te, cfg, rng, seed):
     """``(accuracy, seconds, chosen params, extra)`` of one method on one data set."""
-    from ..models.dpmeans import DPMeansSVC
-    from ..models.m2dpm import M2DPM
-
-    n_folds = cfg["n_folds"]
-    if name == "M2DPM":
-        params, _ = _cv_select(lambda **p: M2DPM(random_state=seed, **p), _m2dpm_grid(cfg["m2dpm_grid"][setting]),
-                               X_tr, y_tr, n_folds, rng)
-        model, secs = _timed_fit(M2DPM(random_state=seed, **params), X_tr, y_tr)
-        return model.score(X_te, y_te), secs, params, {"n_components": model.n_components_}
-    if name == "DPMeansSVC":
-        grid = cfg["dpmeans_grid"][setting]
-        cands = [{"cluster_penalty": p, "C": c} for p in grid["cluster_penalty"] for c in grid["C"]]
-        params, _ = _cv_select(lambda **p: DPMeansSVC(random_state=seed, **p), cands, X_tr, y_tr, n_folds, rng)
-        model, secs = _timed_fit(DPMeansSVC(random_state=seed, **params), X_tr, y_tr)
-        return model.score(X_te, y_te), secs, params, {"n_components": model.n_components_}
-    if name == "InfiniteSVC (gibbs)":
-        from ..models.isvm import InfiniteSVC  # another module; may be missing
-
-        params = dict(cfg["isvm_params"])
-        model, secs = _timed_fit(InfiniteSVC(random_state=seed, **params), X_tr, y_tr)
-        return model.score(X_te, y_te), secs, params, {"n_components": int(getattr(model, "n_components_", -1))}
     if name == "oracle":
-        acc, secs, params = _oracle(X_tr, y_tr, c_tr, X_te, y_te, c_te, cfg["oracle_grid"]["C"], n_folds, rng)
+        acc, secs, params = _oracle(X_tr, y_tr, c_tr, X_te, y_te, c_te, cfg["oracle_grid"]["C"], cfg["n_folds"], rng)
         return acc, secs, params, {}
-    from sklearn.model_selection import GridSearchCV, StratifiedKFold
-
-    grid = {"LinearSVC": LINEAR_GRID, "SVC (RBF)": RBF_GRID, "LogisticRegression": LOGISTIC_GRID}[name]
-    search = GridSearchCV(_sklearn_pipeline(name), grid, refit=False,
-                          cv=StratifiedKFold(n_folds, shuffle=True, random_state=int(rng.integers(2**31 - 1))))
-    search.fit(X_tr, y_tr)
-    model, secs = _timed_fit(_sklearn_pipeline(name).set_params(**search.best_params_), X_tr, y_tr)
-    return model.score(X_te, y_te), secs, search.best_params_, {}
+    grids = {"M2DPM": cfg["m2dpm_grid"][setting], "DPMeansSVC": cfg["dpmeans_grid"][setting],
+             "LinearSVC": LINEAR_GRID, "SVC (RBF)": RBF_GRID, "LogisticRegression": LOGISTIC_GRID}
+    model, secs, params, extra = fit_method(name, X_tr, y_tr, grids=grids, n_folds=cfg["n_folds"], rng=rng, seed=seed,
+                                            fixed={"InfiniteSVC (gibbs)": cfg["isvm_params"]})
+    return model.score(X_te, y_te), secs, params, extra
 
 
 def _given_data(data, n, seed) -> dict:
