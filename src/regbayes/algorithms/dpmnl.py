@@ -145,9 +145,10 @@ def expert_rows(z, counts, design):
     """The non-empty slots' rows: ``(slots, rows, sizes, gram)`` with ``slots`` (S,) the
     slots in block order (a power of two of them, at least :data:`MIN_SLOTS`; the padding
     ones have no rows), ``rows`` (S, B) their row indices (padded with row 0), ``sizes``
-    (S,) their numbers of rows and ``gram`` (S, D, D) their ``sum_i x~_i x~_i^T``; ``B`` is
+    (S,) their numbers of rows and ``gram`` (S, D, D) their ``sum_i x~_i x~_i^T``. ``B`` is
     the block size (:func:`regbayes.algorithms.isvm_gibbs.block_size`) of the largest
-    component."""
+    component, at most the power of two that holds all ``n`` rows: one block size for
+    every iteration of a fit on up to :data:`~regbayes.algorithms.isvm_gibbs.MIN_BLOCK` rows."""
     members, starts = group_members(z, counts)
     active = np.flatnonzero(counts)
     n_work = max(MIN_SLOTS, 1 << (len(active) - 1).bit_length())
@@ -155,7 +156,7 @@ def expert_rows(z, counts, design):
     slots[: len(active)] = active
     sizes = np.zeros(n_work, np.int64)
     sizes[: len(active)] = counts[active]
-    B = block_size(int(sizes.max()))
+    B = min(block_size(int(sizes.max())), 1 << (len(z) - 1).bit_length())
     rows = members[np.where(np.arange(B) < sizes[:, None], starts[slots][:, None] + np.arange(B), 0)]
     gram = np.zeros((n_work, design.shape[1], design.shape[1]))
     grouped = design[members]
@@ -171,10 +172,12 @@ def beta_step(key, state: isvm.ISVMState, data: DPMNLData, step_size, jitter, n_
     block size), timed apart with ``lower().compile()``."""
     slots, rows, sizes, gram = expert_rows(state.z, state.counts, data.design)
     factors = mnl.contrast_factors(gram, data.Y.shape[1], data.prior_scale)
-    dtype = data.design_dev.dtype
-    args = (key, jnp.asarray(state.eta[slots], dtype), data.design_dev, data.codes_dev, jnp.asarray(rows, jnp.int32),
-            jnp.asarray(sizes, jnp.int32), jnp.asarray(factors, dtype), jnp.asarray(data.prior_scale, dtype),
-            jnp.asarray(step_size, dtype), jnp.asarray(jitter, dtype), jnp.asarray(n_inner, jnp.int32))
+    dtype = np.dtype(data.design_dev.dtype)
+    real = dtype.type
+    # NumPy arguments: the compiled program's fast path converts them without eager JAX ops
+    args = (key, state.eta[slots].astype(dtype), data.design_dev, data.codes_dev, rows.astype(np.int32),
+            sizes.astype(np.int32), factors.astype(dtype), real(data.prior_scale), real(step_size), real(jitter),
+            np.int32(n_inner))
     compile_seconds, compiled = 0.0, state.compiled
     shape = rows.shape
     if shape not in compiled:
