@@ -58,7 +58,7 @@ class DPMNLData(NamedTuple):
     ``design`` (n, D) the experts' inputs x~; ``Y`` (n, M) +1 at the row's class and -1
     elsewhere (the numba sweep's coding); ``design_dev`` and ``codes_dev`` (n,) the inputs
     and class indices on the device, in the beta step's dtype (float64 needs JAX's x64
-    enabled)."""
+    enabled); ``n_rows`` the rows of one expert, M (the shape :func:`init` gives ``eta``)."""
 
     X: np.ndarray
     design: np.ndarray
@@ -68,6 +68,7 @@ class DPMNLData(NamedTuple):
     prior_scale: float
     design_dev: jnp.ndarray
     codes_dev: jnp.ndarray
+    n_rows: int
 
 
 class DPMNLInfo(NamedTuple):
@@ -90,7 +91,7 @@ def make_data(X, design, codes, n_classes, prior, *, alpha, prior_scale, dtype=n
     Y = np.where(codes[:, None] == np.arange(n_classes), 1.0, -1.0)
     design = np.ascontiguousarray(design, dtype=np.float64)
     return DPMNLData(np.ascontiguousarray(X, dtype=np.float64), design, np.ascontiguousarray(Y), prior, float(alpha),
-                     float(prior_scale), jnp.asarray(design, dtype), jnp.asarray(codes, jnp.int32))
+                     float(prior_scale), jnp.asarray(design, dtype), jnp.asarray(codes, jnp.int32), int(n_classes))
 
 
 def z_step(seed: int, state: isvm.ISVMState, data: DPMNLData, n_auxiliary: int) -> isvm.ISVMState:
@@ -171,7 +172,7 @@ def beta_step(key, state: isvm.ISVMState, data: DPMNLData, step_size, jitter, n_
     the mean acceptance over them and the seconds spent compiling a new shape (slots,
     block size), timed apart with ``lower().compile()``."""
     slots, rows, sizes, gram = expert_rows(state.z, state.counts, data.design)
-    factors = mnl.contrast_factors(gram, data.Y.shape[1], data.prior_scale)
+    factors = mnl.contrast_factors(gram, data.n_rows, data.prior_scale)
     dtype = np.dtype(data.design_dev.dtype)
     real = dtype.type
     # NumPy arguments: the compiled program's fast path converts them without eager JAX ops

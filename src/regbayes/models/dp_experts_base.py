@@ -21,6 +21,7 @@ over these weights and over the draws; ``predict`` takes its argmax.
 from __future__ import annotations
 
 import math
+import time
 import warnings
 from numbers import Integral, Real
 
@@ -32,6 +33,7 @@ from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from ..potentials import niw
+from ..rng import host_seeds
 from ..validation import check_finite_features
 from .base import RegBayesEstimator
 
@@ -68,22 +70,29 @@ class DPExpertsClassifier(ClassifierMixin, RegBayesEstimator):
         ``intercept_scaling_``. Returns ``(X, integer class codes)``."""
         self._validate_params()
         X, y = self._validate_X(X, True, y)
-        d = X.shape[1]
+        self._check_data_params(X.shape[1])
+        codes = self._encode_labels(y)
+        self.prior_ = self._prior(X)
+        self.x_offset_ = X.mean(axis=0)
+        radius = math.sqrt(float(np.mean(np.sum((X - self.x_offset_) ** 2, axis=1))))
+        self.intercept_scaling_ = float(self.intercept_scaling or (radius if radius > 0 else 1.0))
+        return X, codes
+
+    def _check_data_params(self, d):
+        """The checks that need the data or compare parameters."""
         if self.n_warmup >= self.n_iter:
             raise ValueError(f"n_warmup={self.n_warmup} must be smaller than n_iter={self.n_iter} "
                              f"(no draws would be kept)")
         if self.niw_dof is not None and self.niw_dof <= d + 1:
             raise ValueError(f"niw_dof must exceed n_features + 1 = {d + 1}, got {self.niw_dof}")
-        codes = self._encode_labels(y)
+
+    def _prior(self, X):
+        """The NIW prior of the components' features, defaults resolved from ``X``."""
         try:
-            self.prior_ = niw.default_prior(X, self.niw_kappa, self.niw_dof, self.niw_covariance, self.niw_mean)
+            return niw.default_prior(X, self.niw_kappa, self.niw_dof, self.niw_covariance, self.niw_mean)
         except ValueError as exc:  # name the estimator's parameter
             message = str(exc).replace("the NIW covariance", "niw_covariance").replace("the NIW mean", "niw_mean")
             raise ValueError(message) from None
-        self.x_offset_ = X.mean(axis=0)
-        radius = math.sqrt(float(np.mean(np.sum((X - self.x_offset_) ** 2, axis=1))))
-        self.intercept_scaling_ = float(self.intercept_scaling or (radius if radius > 0 else 1.0))
-        return X, codes
 
     def _validate_X(self, X, reset, y=None):
         kwargs = dict(accept_sparse="csr", dtype=[np.float64, np.float32])
@@ -138,6 +147,28 @@ class DPExpertsClassifier(ClassifierMixin, RegBayesEstimator):
         self.n_components_ = int(len(order))
         self.n_components_trace_ = np.asarray(result.trace["n_components"], np.int64)
         return eta
+
+    def _start(self, X):
+        """The fit's two random streams from ``random_state``: the starting assignments
+        (:meth:`_initial_assignments`) and the sampler's seed. Returns ``(z0, seed,
+        seconds spent on z0)``."""
+        seed_kmeans, seed_run = (int(s) for s in host_seeds(self._fit_key(), 2))
+        start = time.perf_counter()
+        z0 = self._initial_assignments(X, seed_kmeans)
+        return z0, seed_run, time.perf_counter() - start
+
+    def _run_trace(self, result, init_seconds, fields):
+        """``trace_``: the per-iteration ``fields`` of the run, ``n_components``,
+        ``wall_time`` and the totals ``compile_seconds``, ``init_seconds``,
+        ``sampling_seconds``."""
+        return {
+            **{name: result.trace[name] for name in fields if name in result.trace},
+            "n_components": self.n_components_trace_,
+            "wall_time": result.wall_time,
+            "compile_seconds": result.compile_seconds,
+            "init_seconds": init_seconds,
+            "sampling_seconds": result.sampling_seconds,
+        }
 
     def _coef_and_intercept(self, eta):
         """Experts on ``x~`` to weights and intercepts in the original coordinates:

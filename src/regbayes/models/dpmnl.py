@@ -29,7 +29,6 @@ prior)`` with class probabilities ``1 / M``, averaged over the kept draws.
 """
 from __future__ import annotations
 
-import time
 from numbers import Integral, Real
 
 from scipy.special import softmax
@@ -37,7 +36,7 @@ from sklearn.utils._param_validation import Interval
 
 from ..algorithms import dpmnl
 from ..inference import Algorithm, run
-from ..rng import host_seeds, key_from_seed
+from ..rng import key_from_seed
 from ..samplers.defaults import SAMPLER_DEFAULTS
 from .dp_experts_base import DP_CONSTRAINTS, DPExpertsClassifier
 
@@ -162,10 +161,7 @@ class DPMNLClassifier(DPExpertsClassifier):
         X, codes = self._prepare(X, y)
         self._store_settings(n_warmup=int(self.n_warmup),
                              step_size=float(self.step_size or SAMPLER_DEFAULTS["shmc"].relative_step))
-        seed_kmeans, seed_run = (int(s) for s in host_seeds(self._fit_key(), 2))  # the fit's two streams
-        start = time.perf_counter()
-        z0 = self._initial_assignments(X, seed_kmeans)
-        init_seconds = time.perf_counter() - start
+        z0, seed_run, init_seconds = self._start(X)
         step = dpmnl.dp_mnl(n_auxiliary=self.n_auxiliary, step_size=self.step_size_, n_leapfrog=self.n_leapfrog,
                             n_inner=self.n_inner)
         data = dpmnl.make_data(X, self._design(X), codes, len(self.classes_), self.prior_, alpha=self.alpha,
@@ -177,14 +173,7 @@ class DPMNLClassifier(DPExpertsClassifier):
         if len(self.classes_) == 2:  # the identified contrast of class 1 against class 0
             eta = eta[:, :, 1] - eta[:, :, 0]
         self.coef_samples_, self.intercept_samples_ = self._coef_and_intercept(eta)
-        self.trace_ = {
-            **{name: result.trace[name] for name in ("z_seconds", "beta_seconds", "acceptance")},
-            "n_components": self.n_components_trace_,
-            "wall_time": result.wall_time,
-            "compile_seconds": result.compile_seconds,
-            "init_seconds": init_seconds,
-            "sampling_seconds": result.sampling_seconds,
-        }
+        self.trace_ = self._run_trace(result, init_seconds, ("z_seconds", "beta_seconds", "acceptance"))
         return self
 
     def _expert_proba(self, design, eta):
