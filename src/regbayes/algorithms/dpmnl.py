@@ -10,18 +10,23 @@ Posterior (paper 001's eq. 11 with the hinge pseudo-likelihood replaced by the s
 ``beta_k`` of shape (M, D), one row per class. One iteration, ``step(seed, state, data) ->
 (state, info)`` built by :func:`dp_mnl`, is
 
-* z | beta, with (mu, Sigma) integrated out: the numba sweep of the Gibbs infinite SVM
-  (:func:`regbayes.algorithms.crp_kernels.crp_sweep` with ``likelihood="logit"``; eqs.
-  15-16 of paper 001 with ``log psi = log softmax``, Neal's (2000) Algorithm 8 for a new
-  component, whose expert is one of the auxiliary prior draws);
 * beta | z: ``n_inner`` transitions of subgradient HMC with the Metropolis correction
-  (:func:`regbayes.samplers.hmc.shmc`, exact for this smooth potential) for every slot at
-  once, on the potential of :mod:`regbayes.potentials.multinomial_logit`, in the whitened
-  coordinates of :func:`~regbayes.potentials.multinomial_logit.contrast_whitening` (a
-  function of the component's rows only, never of ``beta``, so each transition leaves
-  ``beta_k | z`` invariant). The step size of each transition is drawn uniformly from
-  ``step_size * [1 - jitter, 1 + jitter]`` (Neal 2011, "MCMC using Hamiltonian dynamics": a fixed trajectory
-  length can be periodic in some direction of the posterior).
+  (paper 000, eq. 9; :func:`regbayes.samplers.hmc.shmc`, exact for this smooth potential)
+  for every non-empty component at once, on the potential of
+  :mod:`regbayes.potentials.multinomial_logit`, in the whitened coordinates of
+  :func:`~regbayes.potentials.multinomial_logit.contrast_whitening` (a function of the
+  component's rows only, never of ``beta``, so each transition leaves ``beta_k | z``
+  invariant). Each transition draws its step size uniformly from ``step_size * [1 -
+  jitter, 1 + jitter]`` (Neal 2011, "MCMC using Hamiltonian dynamics": a fixed trajectory
+  length can be periodic in some direction of the posterior);
+* z | beta, with (mu, Sigma) integrated out: the numba sweep of the Gibbs infinite SVM
+  (:func:`regbayes.algorithms.crp_kernels.crp_sweep` with ``likelihood="logit"``; paper
+  001's eqs. 15-16 with ``log psi = log softmax``, Neal's (2000) Algorithm 8 for a new
+  component, whose expert is one of the auxiliary prior draws).
+
+The experts come first, so that the first sweep weighs the starting components by experts
+fitted to them rather than by the uniform ``softmax`` of ``beta = 0`` (before the first
+sweep of a sequential start there is no component and no beta step).
 
 The state, its growth and its kept draws are those of the Gibbs infinite SVM
 (:class:`regbayes.algorithms.isvm.ISVMState`, :func:`~regbayes.algorithms.isvm.init`,
@@ -74,8 +79,8 @@ class DPMNLData(NamedTuple):
 class DPMNLInfo(NamedTuple):
     """Per iteration: non-empty components, seconds of the z-sweep and of the beta step
     (compilation excluded), seconds compiling programs for new shapes, the mean Metropolis
-    acceptance probability over the non-empty components and ``n_inner`` transitions, and
-    the base ``step_size``."""
+    acceptance probability over the non-empty components and ``n_inner`` transitions (1
+    when there was no component to move), and the base ``step_size``."""
 
     n_components: int
     z_seconds: float
@@ -111,7 +116,8 @@ def z_step(seed: int, state: isvm.ISVMState, data: DPMNLData, n_auxiliary: int) 
 
 @functools.partial(jax.jit, static_argnames=("n_leapfrog",))
 def hmc_expert_step(key, beta, design, codes, rows, sizes, factors, prior_scale, step_size, jitter, n_inner, *, n_leapfrog):
-    """``n_inner`` HMC transitions (with the Metropolis correction) of ``S`` experts.
+    """``n_inner`` HMC transitions (paper 000, eq. 9, with the Metropolis correction) of
+    ``S`` experts, each on its potential ``U_k`` (:mod:`regbayes.potentials.multinomial_logit`).
 
     ``beta`` (S, M, D); ``design`` (n, D) and ``codes`` (n,) all rows; ``rows`` (S, B) each
     expert's row indices, its first ``sizes`` (S,) real and the others padding;
@@ -196,7 +202,7 @@ def beta_step(key, state: isvm.ISVMState, data: DPMNLData, step_size, jitter, n_
 
 def dp_mnl(*, n_auxiliary: int = 2, step_size: float = 0.3, n_leapfrog: int = 5, jitter: float = 0.5,
            n_inner: int = 1) -> Callable:
-    """``step(seed, state, data) -> (state, info)``: one iteration, z | beta then beta | z.
+    """``step(seed, state, data) -> (state, info)``: one iteration, beta | z then z | beta.
 
     ``n_auxiliary`` auxiliary experts per datum (Neal's Algorithm 8); ``step_size``,
     ``n_leapfrog``, ``jitter`` and ``n_inner`` configure the HMC transitions (module

@@ -18,10 +18,10 @@ classes ``coef_samples_`` reports the identified contrast ``beta_k1 - beta_k0``,
 weights of ``log p(y = 1) / p(y = 0)``.
 
 Inference (:mod:`regbayes.algorithms.dpmnl`, run by :func:`regbayes.inference.run`): one
-iteration is z | beta by the numba CRP sweep of the Gibbs infinite SVM with the softmax
-term (Neal's Algorithm 8 for a new component), then beta | z by ``n_inner`` transitions
-of HMC with the Metropolis correction (:func:`regbayes.samplers.hmc.shmc`) for every
-component at once.
+iteration is beta | z by ``n_inner`` transitions of HMC with the Metropolis correction
+(:func:`regbayes.samplers.hmc.shmc`) for every component at once, then z | beta by the
+numba CRP sweep of the Gibbs infinite SVM with the softmax term (Neal's Algorithm 8 for a
+new component).
 
 Prediction (:class:`~regbayes.models.dp_experts_base.DPExpertsClassifier`): the softmax of
 each component's expert weighted by ``n_k t(x | X_k)``, a new component's ``alpha t(x |
@@ -52,7 +52,7 @@ class DPMNLClassifier(DPExpertsClassifier):
         nu, the standard deviation of the Gaussian prior of every expert's weights (and of
         its intercepts divided by ``intercept_scaling``).
     n_iter : int, default=200
-        Iterations (z-sweep then beta step), warm-up included.
+        Iterations (beta step then z-sweep), warm-up included.
     n_warmup : int, default=100
         Iterations discarded before draws are kept (burn-in); must be < n_iter.
     thin : int, default=1
