@@ -11,9 +11,10 @@ Exact references and tolerances:
   |frequency - p| <= 4.5 MCSE (from the ESS of the indicator series). Without the softmax
   term some probabilities move by 0.1, 15 MCSE.
 * beta | z (HMC with the Metropolis correction): a two-class expert on one feature has a 2-D
-  posterior; mean and sd of both coordinates from 16 chains against grid integration
-  (400 x 400 nodes over +-7 prior sd), within 4.5 MCSE; padding rows hold large values that
-  would move the posterior if they counted.
+  posterior; mean and sd of both coordinates from 16 chains (140 draws of 3 transitions
+  each) against grid integration (400 x 400 nodes over +-7 prior sd), within 4.5 MCSE;
+  the rows sit in the design between rows that are not the expert's, and those would
+  move the posterior if they counted.
 """
 from __future__ import annotations
 
@@ -133,26 +134,26 @@ def test_hmc_expert_step_matches_grid():
     others = 40.0 * rng.normal(size=(9, 1))
     design = np.concatenate([others[:4], x[:, None], others[4:]])
     codes = np.concatenate([np.ones(4, int), y, np.zeros(5, int)])
-    n_slots, B, n_draws = 16, 8, 400
+    n_slots, B, n_draws = 16, 8, 150
     rows = np.broadcast_to(np.concatenate([np.arange(4, 11), [0]]), (n_slots, B))
     sizes = np.full(n_slots, 7)
     gram = np.full((n_slots, 1, 1), np.sum(x**2))
     factors = dpmnl.mnl.contrast_factors(gram, 2, nu)
     args = [jnp.asarray(design, jnp.float32), jnp.asarray(codes, jnp.int32), jnp.asarray(rows, jnp.int32),
             jnp.asarray(sizes, jnp.int32), jnp.asarray(factors, jnp.float32), jnp.asarray(nu, jnp.float32),
-            jnp.asarray(0.3, jnp.float32), jnp.asarray(0.5, jnp.float32), jnp.asarray(1, jnp.int32)]
+            jnp.asarray(0.3, jnp.float32), jnp.asarray(0.5, jnp.float32), jnp.asarray(3, jnp.int32)]  # 3 per draw
     beta = jnp.zeros((n_slots, 2, 1), jnp.float32)
     draws = np.empty((n_slots, n_draws, 2))
     for t, key in enumerate(jax.random.split(jax.random.key(5), n_draws)):
         beta, acceptance = dpmnl.hmc_expert_step(key, beta, *args, n_leapfrog=5)
         draws[:, t] = np.asarray(beta)[:, :, 0]
     assert 0.5 < float(np.mean(acceptance)) <= 1.0
-    draws = draws[:, 20:]
+    draws = draws[:, 10:]
     for j in range(2):
         ess = float(az.ess(draws[..., j]))
         mean, sd = draws[..., j].mean(), draws[..., j].std()
-        assert abs(mean - ref_mean[j]) <= 4.5 * ref_sd[j] / np.sqrt(ess), (j, mean, ref_mean[j], ess)
         ess_sq = float(az.ess((draws[..., j] - ref_mean[j]) ** 2))
+        assert abs(mean - ref_mean[j]) <= 4.5 * ref_sd[j] / np.sqrt(ess), (j, mean, ref_mean[j], ess)
         assert abs(sd - ref_sd[j]) <= 4.5 * ref_sd[j] / np.sqrt(2 * ess_sq), (j, sd, ref_sd[j], ess_sq)
 
 
@@ -170,15 +171,15 @@ def test_expert_rows_compact_the_non_empty_slots():
     z = np.repeat([3, 0, 5], 20)
     counts = np.bincount(z, minlength=8)
     slots, rows, sizes, gram = dpmnl.expert_rows(z, counts, design)
-    assert slots.shape == (dpmnl.MIN_SLOTS,) and rows.shape[0] == dpmnl.MIN_SLOTS
-    assert slots[:3].tolist() == [0, 3, 5] and sizes.tolist() == [20, 20, 20] + [0] * (dpmnl.MIN_SLOTS - 3)
+    assert slots.shape == (dpmnl.SLOT_CHUNK,) and rows.shape[0] == dpmnl.SLOT_CHUNK
+    assert slots[:3].tolist() == [0, 3, 5] and sizes.tolist() == [20, 20, 20] + [0] * (dpmnl.SLOT_CHUNK - 3)
     for j, k in enumerate(slots[:3]):
         np.testing.assert_array_equal(np.sort(rows[j, : sizes[j]]), np.flatnonzero(z == k))
         np.testing.assert_allclose(gram[j], design[z == k].T @ design[z == k], rtol=1e-12)
     np.testing.assert_array_equal(gram[3:], 0.0)
-    many = np.arange(60) % 20  # 20 components: 32 working slots
+    many = np.arange(60) % 20  # 20 components: two chunks of working slots
     slots, rows, sizes, _ = dpmnl.expert_rows(many, np.bincount(many, minlength=32), design)
-    assert slots.shape == (32,) and sizes[:20].tolist() == [3] * 20 and not sizes[20:].any()
+    assert slots.shape == (2 * dpmnl.SLOT_CHUNK,) and sizes[:20].tolist() == [3] * 20 and not sizes[20:].any()
 
 
 def test_iterations_keep_statistics_grow_and_are_reproducible():
@@ -203,6 +204,20 @@ def test_iterations_keep_statistics_grow_and_are_reproducible():
     assert result.trace["acceptance"][0] == 1.0  # no components before the first sweep: no transition
     assert np.all((result.trace["acceptance"][1:] > 0) & (result.trace["acceptance"][1:] <= 1))
     assert len(result.draws) == 1 and result.draws[0].eta.shape[1:] == (3, 3)
+
+
+def test_beta_step_moves_every_expert_in_chunks():
+    """20 components: two calls of the program; every non-empty slot's expert moves, the
+    empty ones keep theirs."""
+    X, codes = _blobs()
+    design = np.hstack([X - X.mean(axis=0), np.ones((len(X), 1))])
+    data = dpmnl.make_data(X, design, codes, 3, _niw.default_prior(X), alpha=1.0, prior_scale=1.0)
+    state = dpmnl.init(data, np.arange(len(X)) % 20, capacity=32)
+    state = state._replace(eta=np.full_like(state.eta, 0.25))
+    new, acceptance, _ = dpmnl.beta_step(jax.random.key(2), state, data, 0.3, 0.5, 5, 1)
+    moved = np.any(new.eta != state.eta, axis=(1, 2))
+    np.testing.assert_array_equal(moved, state.counts > 0)
+    assert 0.0 < acceptance <= 1.0
 
 
 def test_divergence_and_bad_settings():

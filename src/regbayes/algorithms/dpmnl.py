@@ -54,8 +54,9 @@ from .isvm_gibbs import block_size
 
 init, grow, draw = isvm.init, isvm.grow, isvm.draw
 
-#: fewest slots in the beta step's blocks (the initial capacity): fewer programs to compile
-MIN_SLOTS = isvm.INITIAL_CAPACITY
+#: experts per call of the beta step's compiled program (the initial capacity): more
+#: components take more calls of the same program, not a new one
+SLOT_CHUNK = isvm.INITIAL_CAPACITY
 
 
 class DPMNLData(NamedTuple):
@@ -150,15 +151,15 @@ def hmc_expert_step(key, beta, design, codes, rows, sizes, factors, prior_scale,
 
 def expert_rows(z, counts, design):
     """The non-empty slots' rows: ``(slots, rows, sizes, gram)`` with ``slots`` (S,) the
-    slots in block order (a power of two of them, at least :data:`MIN_SLOTS`; the padding
-    ones have no rows), ``rows`` (S, B) their row indices (padded with row 0), ``sizes``
-    (S,) their numbers of rows and ``gram`` (S, D, D) their ``sum_i x~_i x~_i^T``. ``B`` is
-    the block size (:func:`regbayes.algorithms.isvm_gibbs.block_size`) of the largest
-    component, at most the power of two that holds all ``n`` rows: one block size for
-    every iteration of a fit on up to :data:`~regbayes.algorithms.isvm_gibbs.MIN_BLOCK` rows."""
+    slots in block order (a multiple of :data:`SLOT_CHUNK` of them; the padding ones have
+    no rows), ``rows`` (S, B) their row indices (padded with row 0), ``sizes`` (S,) their
+    numbers of rows and ``gram`` (S, D, D) their ``sum_i x~_i x~_i^T``. ``B`` is the block
+    size (:func:`regbayes.algorithms.isvm_gibbs.block_size`) of the largest component, at
+    most the power of two that holds all ``n`` rows: one block size for every iteration
+    of a fit on up to :data:`~regbayes.algorithms.isvm_gibbs.MIN_BLOCK` rows."""
     members, starts = group_members(z, counts)
     active = np.flatnonzero(counts)
-    n_work = max(MIN_SLOTS, 1 << (len(active) - 1).bit_length())
+    n_work = SLOT_CHUNK * -(-len(active) // SLOT_CHUNK)
     slots = np.zeros(n_work, np.int64)
     slots[: len(active)] = active
     sizes = np.zeros(n_work, np.int64)
@@ -174,29 +175,36 @@ def expert_rows(z, counts, design):
 
 
 def beta_step(key, state: isvm.ISVMState, data: DPMNLData, step_size, jitter, n_leapfrog, n_inner):
-    """beta | z for every non-empty slot (empty slots keep their expert). Returns the state,
-    the mean acceptance over them and the seconds spent compiling a new shape (slots,
-    block size), timed apart with ``lower().compile()``."""
+    """beta | z for every non-empty slot (empty slots keep their expert), in chunks of
+    :data:`SLOT_CHUNK` experts (one compiled program per block size, whatever the number
+    of components). Returns the state, the mean acceptance over the non-empty slots and
+    the seconds spent compiling a new block size, timed apart with
+    ``lower().compile()``."""
     slots, rows, sizes, gram = expert_rows(state.z, state.counts, data.design)
     factors = mnl.contrast_factors(gram, data.n_rows, data.prior_scale)
     dtype = np.dtype(data.design_dev.dtype)
     real = dtype.type
     # NumPy arguments: the compiled program's fast path converts them without eager JAX ops
-    args = (key, state.eta[slots].astype(dtype), data.design_dev, data.codes_dev, rows.astype(np.int32),
-            sizes.astype(np.int32), factors.astype(dtype), real(data.prior_scale), real(step_size), real(jitter),
-            np.int32(n_inner))
+    beta_in, rows, sizes, factors = (state.eta[slots].astype(dtype), rows.astype(np.int32), sizes.astype(np.int32),
+                                     factors.astype(dtype))
+    const = (real(data.prior_scale), real(step_size), real(jitter), np.int32(n_inner))
     compile_seconds, compiled = 0.0, state.compiled
-    shape = rows.shape
-    if shape not in compiled:
-        start = time.perf_counter()
-        hmc_expert_step.lower(*args, n_leapfrog=n_leapfrog).compile()
-        compile_seconds = time.perf_counter() - start
-        compiled = compiled | {shape}
-    beta, acceptance = hmc_expert_step(*args, n_leapfrog=n_leapfrog)
+    betas, accepted = [], []
+    for c, part in enumerate(np.split(np.arange(len(slots)), len(slots) // SLOT_CHUNK)):
+        args = (jax.random.fold_in(key, c), beta_in[part], data.design_dev, data.codes_dev, rows[part], sizes[part],
+                factors[part], *const)
+        if rows.shape[1] not in compiled:
+            start = time.perf_counter()
+            hmc_expert_step.lower(*args, n_leapfrog=n_leapfrog).compile()
+            compile_seconds += time.perf_counter() - start
+            compiled = compiled | {rows.shape[1]}
+        beta, acceptance = hmc_expert_step(*args, n_leapfrog=n_leapfrog)
+        betas.append(np.asarray(beta, np.float64))
+        accepted.append(np.asarray(acceptance))
     n_active = int(np.count_nonzero(state.counts))
     eta = state.eta.copy()
-    eta[slots[:n_active]] = np.asarray(beta, np.float64)[:n_active]
-    mean_acceptance = float(np.mean(np.asarray(acceptance)[:n_active]))
+    eta[slots[:n_active]] = np.concatenate(betas)[:n_active]
+    mean_acceptance = float(np.mean(np.concatenate(accepted)[:n_active]))
     return state._replace(eta=eta, compiled=compiled), mean_acceptance, compile_seconds
 
 
