@@ -11,8 +11,8 @@ Exact references and tolerances:
   |frequency - p| <= 4.5 MCSE (from the ESS of the indicator series). Without the softmax
   term some probabilities move by 0.1, 15 MCSE.
 * beta | z (HMC with the Metropolis correction): a two-class expert on one feature has a 2-D
-  posterior; mean and sd of both coordinates from 16 chains (140 draws of 3 transitions
-  each) against grid integration (400 x 400 nodes over +-7 prior sd), within 4.5 MCSE;
+  posterior; mean and sd of both coordinates from 16 chains of 290 transitions against
+  grid integration (400 x 400 nodes over +-7 prior sd), within 4.5 MCSE;
   the rows sit in the design between rows that are not the expert's, and those would
   move the posterior if they counted.
 """
@@ -134,18 +134,19 @@ def test_hmc_expert_step_matches_grid():
     others = 40.0 * rng.normal(size=(9, 1))
     design = np.concatenate([others[:4], x[:, None], others[4:]])
     codes = np.concatenate([np.ones(4, int), y, np.zeros(5, int)])
-    n_slots, B, n_draws = 16, 8, 150
+    n_slots, B, n_draws = 16, 8, 300
     rows = np.broadcast_to(np.concatenate([np.arange(4, 11), [0]]), (n_slots, B))
     sizes = np.full(n_slots, 7)
     gram = np.full((n_slots, 1, 1), np.sum(x**2))
     factors = dpmnl.mnl.contrast_factors(gram, 2, nu)
     args = [jnp.asarray(design, jnp.float32), jnp.asarray(codes, jnp.int32), jnp.asarray(rows, jnp.int32),
             jnp.asarray(sizes, jnp.int32), jnp.asarray(factors, jnp.float32), jnp.asarray(nu, jnp.float32),
-            jnp.asarray(0.3, jnp.float32), jnp.asarray(0.5, jnp.float32), jnp.asarray(3, jnp.int32)]  # 3 per draw
+            jnp.asarray(0.3, jnp.float32), jnp.asarray(0.5, jnp.float32)]
     beta = jnp.zeros((n_slots, 2, 1), jnp.float32)
     draws = np.empty((n_slots, n_draws, 2))
-    for t, key in enumerate(jax.random.split(jax.random.key(5), n_draws)):
-        beta, acceptance = dpmnl.hmc_expert_step(key, beta, *args, n_leapfrog=5)
+    keys = jax.random.split(jax.random.key(5), n_draws)
+    for t in range(n_draws):
+        beta, acceptance = dpmnl.hmc_expert_step(keys[t], 0, beta, *args, n_leapfrog=5)
         draws[:, t] = np.asarray(beta)[:, :, 0]
     assert 0.5 < float(np.mean(acceptance)) <= 1.0
     draws = draws[:, 10:]
@@ -207,14 +208,15 @@ def test_iterations_keep_statistics_grow_and_are_reproducible():
 
 
 def test_beta_step_moves_every_expert_in_chunks():
-    """20 components: two calls of the program; every non-empty slot's expert moves, the
-    empty ones keep theirs."""
+    """20 components: two calls of the program per transition; after 4 transitions every
+    non-empty slot's expert has moved (a proposal is rejected with probability about 0.04),
+    the empty ones keep theirs."""
     X, codes = _blobs()
     design = np.hstack([X - X.mean(axis=0), np.ones((len(X), 1))])
     data = dpmnl.make_data(X, design, codes, 3, _niw.default_prior(X), alpha=1.0, prior_scale=1.0)
     state = dpmnl.init(data, np.arange(len(X)) % 20, capacity=32)
     state = state._replace(eta=np.full_like(state.eta, 0.25))
-    new, acceptance, _ = dpmnl.beta_step(jax.random.key(2), state, data, 0.3, 0.5, 5, 1)
+    new, acceptance, _ = dpmnl.beta_step(jax.random.key(2), state, data, 0.3, 0.5, 5, 4)
     moved = np.any(new.eta != state.eta, axis=(1, 2))
     np.testing.assert_array_equal(moved, state.counts > 0)
     assert 0.0 < acceptance <= 1.0

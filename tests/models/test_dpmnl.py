@@ -164,7 +164,7 @@ def test_predict_before_fit_and_wrong_width():
 
     with pytest.raises(NotFittedError):
         DPMNLClassifier().predict(np.zeros((2, 2)))
-    X, y = _xor_blobs(n=5)
+    X, y = _xor_blobs()  # the shapes of the cluster test: no new program to compile
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         clf = DPMNLClassifier(n_iter=3, n_warmup=1).fit(X, y)

@@ -116,16 +116,17 @@ def z_step(seed: int, state: isvm.ISVMState, data: DPMNLData, n_auxiliary: int) 
 
 
 @functools.partial(jax.jit, static_argnames=("n_leapfrog",))
-def hmc_expert_step(key, beta, design, codes, rows, sizes, factors, prior_scale, step_size, jitter, n_inner, *, n_leapfrog):
-    """``n_inner`` HMC transitions (paper 000, eq. 9, with the Metropolis correction) of
-    ``S`` experts, each on its potential ``U_k`` (:mod:`regbayes.potentials.multinomial_logit`).
+def hmc_expert_step(key, call, beta, design, codes, rows, sizes, factors, prior_scale, step_size, jitter, *, n_leapfrog):
+    """One HMC transition (paper 000, eq. 9, with the Metropolis correction) of each of
+    ``S`` experts, on its potential ``U_k`` (:mod:`regbayes.potentials.multinomial_logit`),
+    with the randomness of ``fold_in(key, call)``.
 
     ``beta`` (S, M, D); ``design`` (n, D) and ``codes`` (n,) all rows; ``rows`` (S, B) each
     expert's row indices, its first ``sizes`` (S,) real and the others padding;
     ``factors`` (S, D, D) the experts'
-    :func:`~regbayes.potentials.multinomial_logit.contrast_factors`. An expert without rows
-    samples the prior. Returns the new ``beta`` and the acceptance probabilities (S,)
-    averaged over the transitions.
+    :func:`~regbayes.potentials.multinomial_logit.contrast_factors`; the step size is
+    drawn uniformly from ``step_size * [1 - jitter, 1 + jitter]``. An expert without rows
+    samples the prior. Returns the new ``beta`` and the acceptance probabilities (S,).
     """
     kernel = shmc(mnl.component_potential(), n_leapfrog, True)
     n_classes = beta.shape[1]
@@ -133,20 +134,14 @@ def hmc_expert_step(key, beta, design, codes, rows, sizes, factors, prior_scale,
 
     def one(key, beta_k, rows_k, valid_k, factor_k):
         data = mnl.MNLRows(design[rows_k] * valid_k[:, None].astype(design.dtype), codes[rows_k], valid_k, prior_scale)
-        key_init, key_run = jax.random.split(key)
+        key_init, key_h, key_step = jax.random.split(key, 3)
         state = kernel.adapt(kernel.init(key_init, beta_k, data), mnl.contrast_whitening(factor_k, n_classes, prior_scale))
+        h = step_size * (1.0 + jitter * jax.random.uniform(key_h, (), beta.dtype, -1.0, 1.0))
+        state, info = kernel.step(key_step, state, data, h)
+        return state.position, info.acceptance
 
-        def body(_, carry):
-            s, k, acc = carry
-            k, k_h, k_step = jax.random.split(k, 3)
-            h = step_size * (1.0 + jitter * jax.random.uniform(k_h, (), beta.dtype, -1.0, 1.0))
-            s, info = kernel.step(k_step, s, data, h)
-            return s, k, acc + info.acceptance
-
-        s, _, acc = jax.lax.fori_loop(0, n_inner, body, (state, key_run, jnp.zeros((), beta.dtype)))
-        return s.position, acc / n_inner
-
-    return jax.vmap(one)(jax.random.split(key, beta.shape[0]), beta, rows, valid, factors)
+    keys = jax.random.split(jax.random.fold_in(key, call), beta.shape[0])
+    return jax.vmap(one)(keys, beta, rows, valid, factors)
 
 
 def expert_rows(z, counts, design):
@@ -175,36 +170,38 @@ def expert_rows(z, counts, design):
 
 
 def beta_step(key, state: isvm.ISVMState, data: DPMNLData, step_size, jitter, n_leapfrog, n_inner):
-    """beta | z for every non-empty slot (empty slots keep their expert), in chunks of
-    :data:`SLOT_CHUNK` experts (one compiled program per block size, whatever the number
-    of components). Returns the state, the mean acceptance over the non-empty slots and
-    the seconds spent compiling a new block size, timed apart with
-    ``lower().compile()``."""
+    """beta | z for every non-empty slot (empty slots keep their expert): ``n_inner``
+    transitions, each in chunks of :data:`SLOT_CHUNK` experts (one compiled program per
+    block size, whatever the number of components). Returns the state, the mean
+    acceptance over the non-empty slots and the seconds spent compiling a new block size,
+    timed apart with ``lower().compile()``."""
     slots, rows, sizes, gram = expert_rows(state.z, state.counts, data.design)
     factors = mnl.contrast_factors(gram, data.n_rows, data.prior_scale)
     dtype = np.dtype(data.design_dev.dtype)
     real = dtype.type
     # NumPy arguments: the compiled program's fast path converts them without eager JAX ops
-    beta_in, rows, sizes, factors = (state.eta[slots].astype(dtype), rows.astype(np.int32), sizes.astype(np.int32),
-                                     factors.astype(dtype))
-    const = (real(data.prior_scale), real(step_size), real(jitter), np.int32(n_inner))
+    beta, rows, sizes, factors = (state.eta[slots].astype(dtype), rows.astype(np.int32), sizes.astype(np.int32),
+                                  factors.astype(dtype))
+    const = (real(data.prior_scale), real(step_size), real(jitter))
     compile_seconds, compiled = 0.0, state.compiled
-    betas, accepted = [], []
-    for c, part in enumerate(np.split(np.arange(len(slots)), len(slots) // SLOT_CHUNK)):
-        args = (jax.random.fold_in(key, c), beta_in[part], data.design_dev, data.codes_dev, rows[part], sizes[part],
-                factors[part], *const)
-        if rows.shape[1] not in compiled:
-            start = time.perf_counter()
-            hmc_expert_step.lower(*args, n_leapfrog=n_leapfrog).compile()
-            compile_seconds += time.perf_counter() - start
-            compiled = compiled | {rows.shape[1]}
-        beta, acceptance = hmc_expert_step(*args, n_leapfrog=n_leapfrog)
-        betas.append(np.asarray(beta, np.float64))
-        accepted.append(np.asarray(acceptance))
+    acceptance = np.zeros(len(slots))
+    for t in range(n_inner):
+        for c in range(len(slots) // SLOT_CHUNK):
+            part = slice(c * SLOT_CHUNK, (c + 1) * SLOT_CHUNK)
+            args = (key, np.int32(t * len(slots) + c), beta[part], data.design_dev, data.codes_dev, rows[part],
+                    sizes[part], factors[part], *const)
+            if rows.shape[1] not in compiled:
+                start = time.perf_counter()
+                hmc_expert_step.lower(*args, n_leapfrog=n_leapfrog).compile()
+                compile_seconds += time.perf_counter() - start
+                compiled = compiled | {rows.shape[1]}
+            moved, accepted = hmc_expert_step(*args, n_leapfrog=n_leapfrog)
+            beta[part] = np.asarray(moved)
+            acceptance[part] += np.asarray(accepted) / n_inner
     n_active = int(np.count_nonzero(state.counts))
     eta = state.eta.copy()
-    eta[slots[:n_active]] = np.concatenate(betas)[:n_active]
-    mean_acceptance = float(np.mean(np.concatenate(accepted)[:n_active]))
+    eta[slots[:n_active]] = beta[:n_active]
+    mean_acceptance = float(np.mean(acceptance[:n_active]))
     return state._replace(eta=eta, compiled=compiled), mean_acceptance, compile_seconds
 
 
