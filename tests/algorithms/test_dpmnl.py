@@ -31,20 +31,19 @@ from regbayes.inference import Algorithm, DivergenceError, run
 from regbayes.potentials import niw as _niw
 
 
-def _partitions(n):
-    if n == 0:
-        yield []
-        return
-    for p in _partitions(n - 1):
-        for i in range(len(p)):
-            yield p[:i] + [p[i] + [n - 1]] + p[i + 1 :]
-        yield p + [[n - 1]]
+def _growth_strings(n):
+    """Every partition of ``n`` points as its restricted growth string: block labels in
+    order of first appearance."""
+    strings = [(0,)]
+    for _ in range(n - 1):
+        strings = [s + (k,) for s in strings for k in range(max(s) + 2)]
+    return strings
 
 
-def _canonical(z):
-    _, first = np.unique(z, return_index=True)
-    order = z[np.sort(first)]
-    return tuple(int(np.flatnonzero(order == k)[0]) for k in z)
+def _first_appearance(z):
+    """``z`` relabelled in order of first appearance (its restricted growth string)."""
+    seen = {}
+    return tuple(seen.setdefault(int(k), len(seen)) for k in z)
 
 
 def test_softmax_term_of_the_sweep():
@@ -70,7 +69,6 @@ def test_logit_sweep_visits_partitions_with_exact_probabilities():
     X = np.array([[0.0], [0.4], [1.6], [2.2]])
     design = np.hstack([X - 1.0, np.full((4, 1), 0.5)])
     codes = np.array([0, 1, 1, 0])
-    Y = np.where(codes[:, None] == np.arange(2), 1.0, -1.0)
     prior = _niw.niw_prior(np.array([1.0]), 0.2, 3.0, np.array([[0.5]]))
     alpha, nu = 0.8, 1.3
     nodes, weights = roots_hermitenorm(60)
@@ -83,35 +81,24 @@ def test_logit_sweep_visits_partitions_with_exact_probabilities():
         log_lik = np.where(codes[block][:, None] == 1, -np.logaddexp(0.0, -f), -np.logaddexp(0.0, f)).sum(axis=0)
         return np.log(np.sum(weights * np.exp(log_lik)))
 
-    parts = list(_partitions(4))
-    logp = np.array([len(p) * np.log(alpha) + sum(gammaln(len(b)) + _niw.log_marginal_likelihood(prior, X[b]) + log_z(b)
-                                                  for b in p) for p in parts])
+    parts = _growth_strings(4)
+    blocks = [[np.flatnonzero(np.array(p) == k) for k in range(max(p) + 1)] for p in parts]
+    logp = np.array([len(bs) * np.log(alpha) + sum(gammaln(len(b)) + _niw.log_marginal_likelihood(prior, X[b]) + log_z(b)
+                                                   for b in bs) for bs in blocks])
     exact = np.exp(logp - logp.max())
     exact /= exact.sum()
-    index = {}
-    for j, p in enumerate(parts):
-        z = np.empty(4, int)
-        for k, block in enumerate(p):
-            z[block] = k
-        index[_canonical(z)] = j
-    n_sweeps, K = 6000, 4
-    z = np.full(4, -1, np.int64)
-    eta = np.zeros((K, 2, 2))
-    visits = np.empty(n_sweeps, int)
-    for t in range(n_sweeps):
-        if z[0] >= 0:
-            counts, means, chols = _niw.component_posteriors(prior, X, z, K)
-        else:
-            counts, means, chols = np.zeros(K, np.int64), np.tile(prior.mean, (K, 1)), np.tile(prior.chol, (K, 1, 1))
-        z, _, _, _, eta, _ = crp_sweep(X, design, Y, z, counts, means, chols, eta, alpha=alpha, C=0.0, margin=0.0,
-                                       prior_scale=nu, prior_mean=prior.mean, prior_kappa=prior.kappa, prior_dof=prior.dof,
-                                       prior_chol=prior.chol, n_aux=2, seed=t, likelihood="logit")
-        visits[t] = index[_canonical(z)]
+    index = {p: j for j, p in enumerate(parts)}
+    data = dpmnl.make_data(X, design, codes, 2, prior, alpha=alpha, prior_scale=nu)
+    state = dpmnl.init(data, np.full(4, -1), capacity=4)
+    visits = []
+    for t in range(6000):  # z-sweeps alone (dpmnl.z_step): beta changes only through the auxiliary draws
+        state = dpmnl.z_step(t, state, data, 2)
+        visits.append(index[_first_appearance(state.z)])
+    visits = np.asarray(visits[500:])
     for j, p in enumerate(exact):
-        ind = (visits[500:] == j).astype(float)
-        ess = float(az.ess(ind[None, :], method="mean")) if ind.std() > 0 else 1.0
-        mcse = np.sqrt(max(p * (1 - p), 1e-4) / ess)
-        assert abs(ind.mean() - p) <= 4.5 * mcse, (parts[j], ind.mean(), p, mcse)
+        hits = (visits == j).astype(float)
+        ess = float(az.ess(hits[None, :], method="mean")) if hits.std() > 0 else 1.0
+        assert abs(hits.mean() - p) <= 4.5 * np.sqrt(max(p * (1 - p), 1e-4) / ess), (parts[j], hits.mean(), p, ess)
 
 
 def test_hmc_expert_step_matches_grid():

@@ -32,7 +32,8 @@ def test_value_and_gradient_against_formula_and_finite_differences():
     nu = 1.7
     with enable_x64():
         data = mnl.MNLRows(jnp.asarray(X), jnp.asarray(y), jnp.asarray(valid), jnp.asarray(nu))
-        u, g = mnl.value_and_grad(jnp.asarray(beta), data)
+        value_and_grad = jax.jit(mnl.value_and_grad)
+        u, g = value_and_grad(jnp.asarray(beta), data)
         direct = 0.5 * np.sum(beta**2) / nu**2 - np.sum(log_softmax(X[valid] @ beta.T, axis=1)[np.arange(valid.sum()), y[valid]])
         np.testing.assert_allclose(float(u), direct, rtol=1e-12)
         h = 1e-6
@@ -40,8 +41,8 @@ def test_value_and_gradient_against_formula_and_finite_differences():
         for idx in np.ndindex(beta.shape):
             e = np.zeros_like(beta)
             e[idx] = h
-            fd[idx] = (float(mnl.value_and_grad(jnp.asarray(beta + e), data)[0])
-                       - float(mnl.value_and_grad(jnp.asarray(beta - e), data)[0])) / (2 * h)
+            fd[idx] = (float(value_and_grad(jnp.asarray(beta + e), data)[0])
+                       - float(value_and_grad(jnp.asarray(beta - e), data)[0])) / (2 * h)
         np.testing.assert_allclose(np.asarray(g), fd, atol=1e-6)
         terms = np.asarray(mnl.log_lik_terms(jnp.asarray(beta), data))
         expected = np.where(valid, log_softmax(X @ beta.T, axis=1)[np.arange(len(y)), y], 0.0)
@@ -73,8 +74,8 @@ def test_whitening_is_the_inverse_hessian_at_zero():
     factor = mnl.contrast_factors((Xv.T @ Xv)[None], M, nu)[0]
     with enable_x64():
         data = mnl.MNLRows(jnp.asarray(Xv), jnp.asarray(y), jnp.asarray(valid), jnp.asarray(nu))
-        hess = jax.hessian(lambda b: mnl.value_and_grad(b, data)[0])(jnp.zeros((M, D)))
-        T = np.asarray(mnl.contrast_whitening(jnp.asarray(factor), M, nu))
+        hess = jax.jit(jax.hessian(lambda b: mnl.value_and_grad(b, data)[0]))(jnp.zeros((M, D)))
+        T = np.asarray(jax.jit(mnl.contrast_whitening, static_argnums=1)(jnp.asarray(factor), M, nu))
     H = np.asarray(hess).reshape(M * D, M * D)
     np.testing.assert_allclose(T @ T.T, np.linalg.inv(H), rtol=1e-10, atol=1e-12)
     S = np.linalg.inv(np.eye(D) / nu**2 + Xv.T @ Xv / M)
