@@ -46,13 +46,21 @@ def _first_appearance(z):
     return tuple(seen.setdefault(int(k), len(seen)) for k in z)
 
 
+def _frozen(a):
+    a = np.ascontiguousarray(a, dtype=np.float64)
+    a.flags.writeable = False
+    return a
+
+
 def test_softmax_term_of_the_sweep():
+    """The sweep's expert term, called with the argument types the sweep passes it (inputs
+    and labels read-only), so that no second specialisation is compiled."""
     rng = np.random.default_rng(0)
     for scale in (1.0, 300.0):  # large logits: the streaming log-sum-exp must not overflow
         eta = scale * rng.normal(size=(4, 3))
-        x = rng.normal(size=3)
+        x = _frozen(rng.normal(size=3))
         for c in range(4):
-            y = np.where(np.arange(4) == c, 1.0, -1.0)
+            y = _frozen(np.where(np.arange(4) == c, 1.0, -1.0))
             expected = log_softmax(eta @ x)[c]
             got = crp_kernels._log_expert(crp_kernels.LOGIT, eta, x, y, 0.0, 0.0)
             np.testing.assert_allclose(got, expected, rtol=1e-12, atol=1e-12)
