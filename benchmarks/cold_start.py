@@ -16,7 +16,7 @@ Estimators and data (the data are made before the fits and not timed):
 
 * ``BayesianSVC()`` (default sampler) on the training part of
   ``load_breast_cancer_standardized()`` (398 rows, 30 features);
-* ``M2DPM()`` and ``InfiniteSVC()`` on ``make_dp_mixture_svm(setting="I",
+* ``M2DPM()``, ``InfiniteSVC()`` and ``DPMNLClassifier()`` on ``make_dp_mixture_svm(setting="I",
   n_samples=--dp-rows, random_state=0)`` (300 rows by default);
 * ``MedLDA(n_topics=20, sampler="ssgrld")`` on ``make_topic_corpus(n_docs=--n-docs, ...)``
   with the corpus settings of ``regbayes reproduce medlda-fig8`` (20 classes, V = 2,000,
@@ -48,9 +48,9 @@ import time
 # Only the standard library above: a child process times ``import regbayes`` first, before
 # NumPy or anything else is loaded.
 
-ESTIMATORS = ("BayesianSVC", "M2DPM", "InfiniteSVC", "MedLDA", "IBPFeatures", "InfiniteLatentSVC",
+ESTIMATORS = ("BayesianSVC", "M2DPM", "InfiniteSVC", "DPMNLClassifier", "MedLDA", "IBPFeatures", "InfiniteLatentSVC",
               "MultiTaskInfiniteLatentSVC", "MedLDARegressor")
-TARGET_S = {"BayesianSVC": 3.0, "M2DPM": 3.0, "InfiniteSVC": 3.0, "MedLDA": 8.0, "IBPFeatures": 3.0,
+TARGET_S = {"BayesianSVC": 3.0, "M2DPM": 3.0, "InfiniteSVC": 3.0, "DPMNLClassifier": 3.0, "MedLDA": 8.0, "IBPFeatures": 3.0,
             "InfiniteLatentSVC": 3.0, "MultiTaskInfiniteLatentSVC": 3.0, "MedLDARegressor": 3.0}
 #: medlda-fig8's synthetic corpus settings (regbayes.experiments.medlda_fig8.SYNTHETIC)
 TOPIC_CORPUS = dict(n_topics=20, n_words=2000, doc_length=80.0, n_classes=20, alpha=0.1, beta=0.05, C=10.0,
@@ -64,7 +64,7 @@ def _data(name, args):
     if name == "BayesianSVC":
         X, _, y, _ = ds.load_breast_cancer_standardized()
         return X, y, "load_breast_cancer_standardized() training part"
-    if name in ("M2DPM", "InfiniteSVC"):
+    if name in ("M2DPM", "InfiniteSVC", "DPMNLClassifier"):
         X, y = ds.make_dp_mixture_svm(setting="I", n_samples=args.dp_rows, random_state=0)
         return X, y, f"make_dp_mixture_svm(setting='I', n_samples={args.dp_rows}, random_state=0)"
     if name in ("IBPFeatures", "InfiniteLatentSVC"):
@@ -194,7 +194,7 @@ def markdown(rows):
     columns = ["estimator", "import s", "first fit s", "second fit s", "first − second (compilation) s",
                "first fit, numba cache warm s", "target (compilation)", "within target"]
     labels = {"BayesianSVC": "`BayesianSVC()`, breast cancer", "M2DPM": "`M2DPM()`, Setting I",
-              "InfiniteSVC": "`InfiniteSVC()`, Setting I",
+              "InfiniteSVC": "`InfiniteSVC()`, Setting I", "DPMNLClassifier": "`DPMNLClassifier()`, Setting I",
               "MedLDA": '`MedLDA(n_topics=20, sampler="ssgrld")`', "IBPFeatures": "`IBPFeatures()`, 600 rows",
               "InfiniteLatentSVC": "`InfiniteLatentSVC()`, 600 rows",
               "MultiTaskInfiniteLatentSVC": "`MultiTaskInfiniteLatentSVC()`, 600 rows, 6 labels",
@@ -211,7 +211,7 @@ def main(argv=None):
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0], formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--estimators", default=",".join(ESTIMATORS), help="comma-separated subset of " + ", ".join(ESTIMATORS))
     p.add_argument("--repeats", type=int, default=1, help="pairs of fresh processes per estimator (medians reported)")
-    p.add_argument("--dp-rows", type=int, default=300, help="rows of the Setting I data of M2DPM and InfiniteSVC")
+    p.add_argument("--dp-rows", type=int, default=300, help="rows of the Setting I data of M2DPM, InfiniteSVC and DPMNLClassifier")
     p.add_argument("--n-docs", type=int, default=4000, help="documents of MedLDA's corpus")
     p.add_argument("--latent-rows", type=int, default=600, help="rows of paper 002's latent-feature data")
     p.add_argument("--timeout", type=float, default=1800.0, help="seconds before a child process is stopped")

@@ -1,8 +1,8 @@
 """regbayes: Bayesian max-margin learning (Bayesian SVMs, DP mixtures of SVMs,
 max-margin topic models, RegBayes) with stochastic subgradient MCMC in JAX."""
-from .models import (M2DPM, BayesianSVC, DPMeansSVC, IBPFeatures, InfiniteLatentSVC, InfiniteSVC, MedLDA, MedLDARegressor,
-                     MultiTaskInfiniteLatentSVC, MultiTaskInfiniteLatentSVR, PassiveAggressiveMedLDA)
+from .models import (M2DPM, BayesianSVC, DPMeansSVC, DPMNLClassifier, IBPFeatures, InfiniteLatentSVC, InfiniteSVC, MedLDA,
+                     MedLDARegressor, MultiTaskInfiniteLatentSVC, MultiTaskInfiniteLatentSVR, PassiveAggressiveMedLDA)
 
-__all__ = ["BayesianSVC", "DPMeansSVC", "IBPFeatures", "InfiniteLatentSVC", "InfiniteSVC", "M2DPM", "MedLDA", "MedLDARegressor",
-           "MultiTaskInfiniteLatentSVC", "MultiTaskInfiniteLatentSVR", "PassiveAggressiveMedLDA"]
+__all__ = ["BayesianSVC", "DPMeansSVC", "DPMNLClassifier", "IBPFeatures", "InfiniteLatentSVC", "InfiniteSVC", "M2DPM", "MedLDA",
+           "MedLDARegressor", "MultiTaskInfiniteLatentSVC", "MultiTaskInfiniteLatentSVR", "PassiveAggressiveMedLDA"]
 __version__ = "0.1.0"

@@ -21,7 +21,7 @@ import numpy as np
 import pytest
 
 from regbayes.algorithms import isvm
-from regbayes.algorithms.crp_kernels import crp_sweep_kernel, multi_class_hinge
+from regbayes.algorithms.crp_kernels import CRAMMER_SINGER, crp_sweep_kernel, multi_class_hinge
 from regbayes.algorithms.isvm_gibbs import MIN_BLOCK, block_size, gibbs_component_sweep, gibbs_eta_step
 from regbayes.algorithms.isvm_sgmcmc import component_steps, pad_states, rest_states
 from regbayes.inference import Algorithm, DivergenceError, run
@@ -204,6 +204,13 @@ def test_bad_settings():
 
 
 # ------------------------------------------------------------------------- multi-class z | eta
+def _read_only(values):
+    """A read-only float64 copy: the row types the z-sweep passes (one compiled specialisation)."""
+    a = np.array(values, dtype=np.float64)
+    a.flags.writeable = False
+    return a
+
+
 def test_multi_class_hinge_matches_numpy():
     rng = np.random.default_rng(0)
     for M, D in ((3, 2), (5, 4)):
@@ -213,10 +220,10 @@ def test_multi_class_hinge_matches_numpy():
             code = int(rng.integers(M))
             f = eta @ x
             expected = max(1.3 * (m != code) + f[m] - f[code] for m in range(M))  # max_m (l Delta + f_m - f_y)
-            got = multi_class_hinge(eta, x, np.array([float(code)]), 1.3)
+            got = multi_class_hinge(eta, _read_only(x), _read_only([code]), 1.3)
             np.testing.assert_allclose(got, expected, rtol=1e-12, atol=1e-15)
     # a datum classified with margin to spare: the term m = y, 0, wins
-    assert multi_class_hinge(np.array([[3.0], [0.0], [-1.0]]), np.array([1.0]), np.array([0.0]), 1.0) == 0.0
+    assert multi_class_hinge(np.array([[3.0], [0.0], [-1.0]]), _read_only([1.0]), _read_only([0.0]), 1.0) == 0.0
 
 
 def test_multi_class_sweep_conditional():
@@ -244,10 +251,12 @@ def test_multi_class_sweep_conditional():
     n_runs = 6000
     visits = np.zeros(K)
     Y = np.ascontiguousarray(codes[:, None])
+    for a in (X, design, Y):  # read-only, as crp_sweep passes them: the kernel's one specialisation
+        a.flags.writeable = False
     for seed in range(n_runs):
         zz, cc, mm, ch, ee = z.copy(), counts.copy(), means.copy(), chols.copy(), eta.copy()
         stop = crp_sweep_kernel(X, design, Y, zz, cc, mm, ch, ee, np.zeros(K, bool), 1e-12, C, margin, 1.0,
-                                prior.mean, prior.kappa, prior.dof, prior.chol, 2, seed, i, True)
+                                prior.mean, prior.kappa, prior.dof, prior.chol, 2, seed, i, CRAMMER_SINGER)
         assert stop == len(X)
         visits[zz[i]] += 1
     freq = visits / n_runs

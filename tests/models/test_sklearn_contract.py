@@ -13,8 +13,8 @@ from sklearn.datasets import make_blobs
 from sklearn.preprocessing import StandardScaler
 from sklearn.utils.estimator_checks import parametrize_with_checks
 
-from regbayes import (M2DPM, BayesianSVC, DPMeansSVC, IBPFeatures, InfiniteLatentSVC, InfiniteSVC, MedLDA, MedLDARegressor,
-                      MultiTaskInfiniteLatentSVC, MultiTaskInfiniteLatentSVR, PassiveAggressiveMedLDA)
+from regbayes import (M2DPM, BayesianSVC, DPMeansSVC, DPMNLClassifier, IBPFeatures, InfiniteLatentSVC, InfiniteSVC, MedLDA,
+                      MedLDARegressor, MultiTaskInfiniteLatentSVC, MultiTaskInfiniteLatentSVR, PassiveAggressiveMedLDA)
 
 
 # ``predict`` is the posterior-mean discriminant and ``predict_proba`` the vote fractions
@@ -177,6 +177,7 @@ CHECKED = [
     # (estimator, expected failures {check: reason}, slow checks)
     (BayesianSVC(n_draws=50, n_warmup=50), BAYES_SVM_EXPECTED_FAILURES, set()),
     (InfiniteSVC(n_iter=4, n_warmup=2), {}, ISVM_SLOW_CHECKS),
+    (DPMNLClassifier(n_iter=4, n_warmup=2), {}, ISVM_SLOW_CHECKS),  # the same shapes compile new programs
     (M2DPM(max_iter=3, random_state=0), {}, set()),
     (DPMeansSVC(max_iter=5, random_state=0), {}, set()),
     (CountViewMedLDA(n_topics=2, sampler="gibbs", n_iter=3, n_draws=1, n_transform_sweeps=2), MEDLDA_EXPECTED_FAILURES, set()),

@@ -17,6 +17,11 @@ pseudo-likelihood ``psi``: one-vs-rest, ``psi = exp(-C sum_l (l - y_il eta_l^T x
 with ``Delta(y, m) = 1 - [m = y]`` (the term ``m = y_i`` is the 0 of ``max(0, .)``), where
 ``Y`` holds the class code ``y_i`` in its one column and ``eta_k`` has one row per class.
 
+The same sweep serves the Dirichlet-process mixture of multinomial-logit experts (dpMNL,
+Shahbaba & Neal 2009, :mod:`regbayes.algorithms.dpmnl`): with ``likelihood=LOGIT`` the
+expert's term is ``log psi = log softmax_{y_i}(eta x~_i)`` (``eta`` of shape (M, D), one
+row per class, ``Y`` +1 at the row's class and -1 elsewhere; ``C`` and ``margin`` unused).
+
 The integral of eq. 16 is handled by Neal's (2000) Algorithm 8: ``m`` auxiliary
 classifiers are drawn from the prior ``N(0, nu^2 I)`` (the first one is the current
 classifier of ``x_i``'s component when ``x_i`` is alone in it), each stands for a new
@@ -101,6 +106,33 @@ def _ovr_hinge(eta_k, x, y, margin):
     return total
 
 
+#: ``likelihood`` codes of the sweep: the iSVM's one-vs-rest hinge, dpMNL's multinomial
+#: logit, the iSVM's Crammer–Singer hinge
+HINGE, LOGIT, CRAMMER_SINGER = 0, 1, 2
+LIKELIHOODS = {"hinge": HINGE, "logit": LOGIT}
+
+
+@numba.njit(cache=True)
+def _softmax_log_lik(eta_k, x, y):
+    """``log softmax_c(eta_k x)`` for the class ``c`` where ``y_c > 0`` (a streaming
+    log-sum-exp: no buffer)."""
+    top = -np.inf
+    total = 0.0
+    chosen = 0.0
+    for l in range(eta_k.shape[0]):
+        f = 0.0
+        for j in range(x.shape[0]):
+            f += eta_k[l, j] * x[j]
+        if y[l] > 0.0:
+            chosen = f
+        if f > top:
+            total = total * math.exp(top - f) + 1.0
+            top = f
+        else:
+            total += math.exp(f - top)
+    return chosen - top - math.log(total)
+
+
 @numba.njit(cache=True)
 def multi_class_hinge(eta_k, x, y, margin):
     """Multi-class hinge ``max_m (margin [m != y] + f_m - f_y)`` with ``f_m = eta_m^T x``;
@@ -130,17 +162,28 @@ def _hinge(eta_k, x, y, margin, crammer_singer):
 
 
 @numba.njit(cache=True)
+def _log_expert(likelihood, eta_k, x, y, C, margin):
+    """The expert's log-likelihood term of eqs. 15-16: ``-C`` times the one-vs-rest
+    (``HINGE``) or multi-class (``CRAMMER_SINGER``) hinge, or the multinomial logit's
+    log-probability (``LOGIT``)."""
+    if likelihood == LOGIT:
+        return _softmax_log_lik(eta_k, x, y)
+    return -(C * _hinge(eta_k, x, y, margin, likelihood == CRAMMER_SINGER))
+
+
+@numba.njit(cache=True)
 def crp_sweep_kernel(
     X, design, Y, z, counts, means, chols, eta, fresh,
     alpha, C, margin, prior_scale, prior_mean, prior_kappa, prior_dof, prior_chol,
-    n_aux, seed, start, crammer_singer,
+    n_aux, seed, start, likelihood,
 ):
     """Sweep data ``start..n-1``; updates ``z, counts, means, chols, eta, fresh`` in place.
 
     X (n, d) likelihood features; design (n, D) classifier inputs; Y (n, L) +1/-1
-    one-vs-rest labels and eta (K, L, D), or with ``crammer_singer`` Y (n, 1) class codes
-    and eta (K, M, D). Returns the index where it stopped (``n`` when done, ``i`` when
-    datum ``i`` may need a new slot and none is free).
+    one-vs-rest labels and eta (K, L, D), or with ``CRAMMER_SINGER`` Y (n, 1) class codes
+    and eta (K, M, D), or with ``LOGIT`` Y (n, M) +1 at the row's class and eta (K, M, D);
+    ``likelihood`` the expert's term. Returns the index where it stopped (``n`` when done,
+    ``i`` when datum ``i`` may need a new slot and none is free).
     """
     np.random.seed(seed)
     n, d = X.shape
@@ -196,14 +239,14 @@ def crp_sweep_kernel(
         for k in range(K):
             if counts[k] > 0:
                 lt = _log_student_t(x, means[k], chols[k], prior_kappa + counts[k], prior_dof + counts[k], work)
-                logw[k] = math.log(counts[k]) + lt - C * _hinge(eta[k], xd, y, margin, crammer_singer)
+                logw[k] = math.log(counts[k]) + lt + _log_expert(likelihood, eta[k], xd, y, C, margin)
             else:
                 logw[k] = -np.inf
             if logw[k] > best:
                 best = logw[k]
         lt0 = _log_student_t(x, prior_mean, prior_chol, prior_kappa, prior_dof, work)
         for a in range(n_aux):
-            logw[K + a] = log_alpha_m + lt0 - C * _hinge(aux[a], xd, y, margin, crammer_singer)
+            logw[K + a] = log_alpha_m + lt0 + _log_expert(likelihood, aux[a], xd, y, C, margin)
             if logw[K + a] > best:
                 best = logw[K + a]
         total = 0.0
@@ -261,12 +304,16 @@ def grow(capacity, counts, means, chols, eta, fresh, prior_mean, prior_chol):
 
 
 def crp_sweep(X, design, Y, z, counts, means, chols, eta, *, alpha, C, margin, prior_scale,
-              prior_mean, prior_kappa, prior_dof, prior_chol, n_aux, seed, crammer_singer=False):
+              prior_mean, prior_kappa, prior_dof, prior_chol, n_aux, seed, crammer_singer=False, likelihood="hinge"):
     """One CRP sweep over all data. Returns new arrays ``(z, counts, means, chols, eta,
     fresh)``; the inputs are not modified. The slot buffers double whenever a datum may
     need a new component and all slots are taken (``fresh`` marks slots that received a
-    new classifier in this sweep). ``crammer_singer`` switches the hinge of ``psi`` to the
-    multi-class one (``Y`` (n, 1) class codes, ``eta`` one row per class)."""
+    new classifier in this sweep). ``likelihood`` is ``"hinge"`` (the iSVM; with
+    ``crammer_singer`` the multi-class hinge, ``Y`` (n, 1) class codes, ``eta`` one row per
+    class) or ``"logit"`` (dpMNL; ``C`` and ``margin`` are then unused)."""
+    if likelihood not in LIKELIHOODS:
+        raise ValueError(f"unknown likelihood {likelihood!r}; choose one of {tuple(LIKELIHOODS)}")
+    code = CRAMMER_SINGER if (likelihood == "hinge" and crammer_singer) else LIKELIHOODS[likelihood]
     # one dtype and layout per kernel argument (read-only inputs as read-only views), so that
     # the kernel is compiled once whatever arrays the caller holds
     X, design, Y = (_frozen(a) for a in (X, design, Y))
@@ -281,7 +328,7 @@ def crp_sweep(X, design, Y, z, counts, means, chols, eta, *, alpha, C, margin, p
             X, design, Y, z, counts, means, chols, eta, fresh,
             float(alpha), float(C), float(margin), float(prior_scale),
             prior_mean, float(prior_kappa), float(prior_dof), prior_chol,
-            int(n_aux), (int(seed) + 7919 * call) % (2**31 - 1), start, bool(crammer_singer),
+            int(n_aux), (int(seed) + 7919 * call) % (2**31 - 1), start, code,
         )
         if start >= n:
             return z, counts, means, chols, eta, fresh

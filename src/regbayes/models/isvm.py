@@ -50,30 +50,23 @@ from __future__ import annotations
 
 import math
 import time
-import warnings
 from numbers import Integral, Real
 
 import numpy as np
-import scipy.sparse as sp
-from sklearn.base import ClassifierMixin
-from sklearn.exceptions import ConvergenceWarning
 from sklearn.utils._param_validation import Interval, StrOptions
-from sklearn.utils.validation import check_is_fitted, validate_data
 
 from ..algorithms import isvm
 from ..inference import Algorithm, run
-from ..potentials import niw
 from ..precision import maybe_x64
 from ..rng import host_seeds, key_from_seed
 from ..samplers.defaults import COMPONENT_NOISE_STEP_FACTOR, SAMPLER_DEFAULTS
-from ..validation import check_finite_features
-from .base import RegBayesEstimator
+from .dp_experts_base import DPExpertsClassifier
 
 SAMPLERS = isvm.SAMPLERS
 MULTI_CLASS = isvm.MULTI_CLASS
 
 
-class InfiniteSVC(ClassifierMixin, RegBayesEstimator):
+class InfiniteSVC(DPExpertsClassifier):
     """Gibbs infinite SVM: a Dirichlet-process mixture of Bayesian linear SVMs.
 
     Parameters
@@ -239,47 +232,6 @@ class InfiniteSVC(ClassifierMixin, RegBayesEstimator):
         self.random_state = random_state
         self.progress = progress
 
-    # ------------------------------------------------------------------ checks
-    def _check_data_params(self, d):
-        """The checks that need the data or compare parameters."""
-        if self.n_warmup >= self.n_iter:
-            raise ValueError(f"n_warmup={self.n_warmup} must be smaller than n_iter={self.n_iter} "
-                             f"(no draws would be kept)")
-        if self.niw_dof is not None and self.niw_dof <= d + 1:
-            raise ValueError(f"niw_dof must exceed n_features + 1 = {d + 1}, got {self.niw_dof}")
-
-    def _prior(self, X):
-        try:
-            return niw.default_prior(X, self.niw_kappa, self.niw_dof, self.niw_covariance, self.niw_mean)
-        except ValueError as exc:  # name the estimator's parameter
-            message = str(exc).replace("the NIW covariance", "niw_covariance").replace("the NIW mean", "niw_mean")
-            raise ValueError(message) from None
-
-    def _validate_X(self, X, reset, y=None):
-        kwargs = dict(accept_sparse="csr", dtype=[np.float64, np.float32])
-        if reset:
-            X, y = validate_data(self, X, y, **kwargs)
-        else:
-            X = validate_data(self, X, reset=False, **kwargs)
-        check_finite_features(X)
-        X = np.asarray(X.toarray() if sp.issparse(X) else X, dtype=np.float64)
-        return (X, y) if reset else X
-
-    def _design(self, X):
-        return np.hstack([X - self.x_offset_, np.full((X.shape[0], 1), self.intercept_scaling_)])
-
-    def _initial_assignments(self, X, seed):
-        """k-means labels (``init="kmeans"``) or all -1 (the first sweep seats the rows)."""
-        n = X.shape[0]
-        if self.init != "kmeans" or n <= 1:
-            return np.full(n, -1, np.int64)
-        from sklearn.cluster import KMeans
-
-        with warnings.catch_warnings():  # fewer distinct rows than clusters: fine here
-            warnings.simplefilter("ignore", ConvergenceWarning)
-            k = min(self.init_components, n)
-            return KMeans(k, n_init=1, random_state=seed).fit_predict(X).astype(np.int64)
-
     # ------------------------------------------------------------------ fit
     def fit(self, X, y):
         """Run the sampler on training data ``X`` (dense or sparse, densified), ``y``."""
@@ -331,87 +283,18 @@ class InfiniteSVC(ClassifierMixin, RegBayesEstimator):
         return self
 
     def _store(self, result, d, n_classes, init_seconds):
-        draws = result.draws
-        K, S, L = max(len(s.counts) for s in draws), len(draws), draws[0].eta.shape[1]
-        eta = np.zeros((S, K, L, d + 1))
-        counts = np.zeros((S, K), np.int64)
-        means = np.broadcast_to(self.prior_.mean, (S, K, d)).copy()
-        chols = np.broadcast_to(self.prior_.chol, (S, K, d, d)).copy()
-        for s, kept in enumerate(draws):
-            k = len(kept.counts)
-            counts[s, :k], means[s, :k], chols[s, :k], eta[s, :k] = kept
-        weights = eta[..., :d]
-        intercepts = self.intercept_scaling_ * eta[..., d] - weights @ self.x_offset_
+        weights, intercepts = self._coef_and_intercept(self._store_draws(result, d))
         if n_classes == 2:
             weights, intercepts = weights[:, :, 0], intercepts[:, :, 0]
         self.coef_samples_ = weights
         self.intercept_samples_ = intercepts
-        self.component_sizes_ = counts
-        self.component_active_ = counts > 0
-        self._eta_samples = eta
-        self._component_means = means
-        self._component_chols = chols
-        z = result.state.z
-        _, first = np.unique(z, return_index=True)
-        order = z[np.sort(first)]
-        relabel = np.empty(result.state.capacity, np.int64)
-        relabel[order] = np.arange(len(order))
-        self.labels_ = relabel[z]
-        self.n_components_ = int(len(order))
-        self.n_components_trace_ = np.asarray(result.trace["n_components"], np.int64)
-        self.trace_ = {
-            "z_seconds": result.trace["z_seconds"],
-            "eta_seconds": result.trace["eta_seconds"],
-            "n_components": self.n_components_trace_,
-            "wall_time": result.wall_time,
-            **({"step_size": result.trace["step_size"]} if "step_size" in result.trace else {}),
-            "compile_seconds": result.compile_seconds,
-            "init_seconds": init_seconds,
-            "sampling_seconds": result.sampling_seconds,
-        }
+        self.trace_ = self._run_trace(result, init_seconds, ("z_seconds", "eta_seconds", "step_size"))
 
     # ------------------------------------------------------------------ predict
-    def _component_weights(self, X, s):
-        """(m, K_s + 1) predictive component probabilities of draw ``s`` (last: new)."""
-        active = np.flatnonzero(self.component_active_[s])
-        logw = np.empty((X.shape[0], len(active) + 1))
-        for j, k in enumerate(active):
-            n_k = self.component_sizes_[s, k]
-            post = niw.NIW(self._component_means[s, k], self.prior_.kappa + n_k, self.prior_.dof + n_k,
-                           self._component_chols[s, k])
-            logw[:, j] = math.log(n_k) + niw.log_predictive(post, X)
-        logw[:, -1] = math.log(self.alpha) + niw.log_predictive(self.prior_, X)
-        logw -= logw.max(axis=1, keepdims=True)
-        w = np.exp(logw)
-        return active, w / w.sum(axis=1, keepdims=True)
-
-    def predict_proba(self, X, max_draws=100):
-        """Vote shares of the Gibbs classifier, averaged over at most ``max_draws`` kept
-        draws (evenly spaced) and over each test point's predictive component weights."""
-        check_is_fitted(self, "coef_samples_")
-        X = self._validate_X(X, False)
-        design = self._design(X)
+    def _expert_proba(self, design, eta):
+        """The Gibbs classifier's vote, one-hot: the sign of ``f`` when binary, else the
+        class of largest ``f`` (``f = eta x~``, eta (L, D))."""
+        f = design @ eta.T
         n_classes = len(self.classes_)
-        S = self._eta_samples.shape[0]
-        index = np.unique(np.linspace(0, S - 1, min(S, max_draws)).astype(int))
-        proba = np.zeros((X.shape[0], n_classes))
-        rows = np.arange(X.shape[0])
-        for s in index:
-            active, w = self._component_weights(X, s)
-            for j, k in enumerate(active):
-                f = design @ self._eta_samples[s, k].T  # (m, L)
-                vote = (f[:, 0] > 0).astype(int) if n_classes == 2 else np.argmax(f, axis=1)
-                np.add.at(proba, (rows, vote), w[:, j])
-            proba += w[:, -1:] / n_classes
-        return proba / len(index)
-
-    def predict(self, X):
-        """The class with the largest :meth:`predict_proba`."""
-        proba = self.predict_proba(X)
-        return self.classes_[np.argmax(proba, axis=1)]
-
-    def __sklearn_tags__(self):
-        tags = super().__sklearn_tags__()
-        tags.input_tags.sparse = True
-        tags.non_deterministic = False
-        return tags
+        vote = (f[:, 0] > 0).astype(int) if n_classes == 2 else np.argmax(f, axis=1)
+        return np.eye(n_classes)[vote]
