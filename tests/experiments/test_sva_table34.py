@@ -29,22 +29,19 @@ def test_registered_and_paper_rows():
     assert sva_table3.PAPER["dpMNL"] == (56.3, 49.5, 98.2) and sva_table3.PAPER["M2DPM"] == (54.6, 49.9, 8.1)
     assert sva_table4.PAPER["InfiniteSVC (gibbs)"] == ((88.9, 1.5), (85.1, 1.3), (1.8, 0.0))
     assert set(sva_table3.METHODS) == set(sva_table4.METHODS) == set(sva_methods.PAPER_LABELS)
-    # dpMNL is a column of the paper's tables, run once DPMNLClassifier joins SAMPLED
-    assert not sva_methods.is_available("dpMNL") and sva_methods.is_available("InfiniteSVC (gibbs)")
+    assert set(sva_methods.SAMPLED) == {"InfiniteSVC (gibbs)", "dpMNL"}
 
 
 def test_table3_quick_on_the_stand_in(tmp_path):
     out = sva_table3.run(tmp_path, quick=True, methods=FAST)
     numbers = json.loads((tmp_path / "sva-table3.json").read_text())
     assert numbers["settings"]["data"]["stand_in"] and numbers["settings"]["n_classes"] == 4
-    assert numbers["skipped"] == {"dpMNL": "not in this version of regbayes"}
     for m in FAST:
-        if m != "dpMNL":
-            r = numbers["results"][m]
-            assert 0.0 <= r["f1"] <= 100.0 and r["seconds"] >= r["fit_seconds"] > 0.0
-            # 40 test rows: accuracy is a multiple of 2.5 %
-            assert r["accuracy"] / 2.5 == pytest.approx(round(r["accuracy"] / 2.5), abs=1e-9)
-    assert "| dpMNL | dpMNL | not in this version of regbayes | 56.3 |" in out["table"]
+        r = numbers["results"][m]
+        assert 0.0 <= r["f1"] <= 100.0 and r["seconds"] >= r["fit_seconds"] > 0.0
+        # 40 test rows: accuracy is a multiple of 2.5 %
+        assert r["accuracy"] / 2.5 == pytest.approx(round(r["accuracy"] / 2.5), abs=1e-9)
+    assert "| dpMNL | dpMNL | " in out["table"] and "| 56.3 |" in out["table"]
     assert "| M2DPM | M2DPM |" in out["table"] and "| 54.6 | " in out["table"]
     assert "stand-in" in (tmp_path / "results.md").read_text()
 
@@ -78,7 +75,7 @@ def test_table4_quick_on_the_stand_in_and_paper_settings(tmp_path):
     for r in (numbers["results"]["LogisticRegression"], m2):
         assert len(r["per_fold"]["accuracy"]) == 3
         assert r["accuracy_mean"] == pytest.approx(np.mean(r["per_fold"]["accuracy"]), abs=1e-12)
-    assert "88.7 (2.9)" in out["table"] and "not in this version of regbayes" in out["table"]
+    assert "88.7 (2.9)" in out["table"] and "| dpMNL | dpMNL | " in out["table"]
     assert "Table 5" in (tmp_path / "results.md").read_text()
 
 
@@ -144,8 +141,8 @@ def test_cli_quick_and_errors(tmp_path, capsys):
 
 
 def test_fit_method_refuses_an_unknown_method():
-    with pytest.raises(ValueError, match="unknown method 'dpMNL'"):
-        sva_methods.fit_method("dpMNL", np.zeros((4, 2)), np.array([0, 1, 0, 1]), grids={}, n_folds=2,
+    with pytest.raises(ValueError, match="unknown method 'MNL'"):
+        sva_methods.fit_method("MNL", np.zeros((4, 2)), np.array([0, 1, 0, 1]), grids={}, n_folds=2,
                                rng=np.random.default_rng(0), seed=0)
     with pytest.raises(ValueError, match="not a cross-validated method"):
         sva_methods.candidates("InfiniteSVC (gibbs)", {})

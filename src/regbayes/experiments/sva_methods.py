@@ -11,11 +11,8 @@ Two kinds of methods:
   candidate with the best mean validation accuracy over stratified folds is refitted on
   the whole training part (:func:`fit_method`);
 * sampled ones, run with fixed parameters (cross-validating a sampler would multiply its
-  cost by the grid size times the folds): :data:`SAMPLED`, one entry per estimator. A
-  method whose module or class is not in this version of regbayes is reported by the
-  tables as not available. dpMNL (``DPMNLClassifier`` in ``regbayes.models.dpmnl``)
-  joins every table that lists it by one entry there, e.g.
-  ``"dpMNL": SampledMethod("dpmnl", "DPMNLClassifier", {...}, {...})``.
+  cost by the grid size times the folds): :data:`SAMPLED`, one entry per estimator;
+  dpMNL (``DPMNLClassifier``) runs with its defaults.
 
 No paper equation is implemented here: the estimators implement them.
 """
@@ -38,7 +35,6 @@ __all__ = [
     "candidates",
     "cv_select",
     "fit_method",
-    "is_available",
     "m2dpm_candidates",
     "make_estimator",
     "sklearn_pipeline",
@@ -60,9 +56,10 @@ class SampledMethod(NamedTuple):
     quick_params: dict
 
 
-#: The sampled methods by table label (see the module docstring for dpMNL).
+#: The sampled methods by table label.
 SAMPLED = {
     "InfiniteSVC (gibbs)": SampledMethod("isvm", "InfiniteSVC", ISVM_PARAMS, ISVM_QUICK_PARAMS),
+    "dpMNL": SampledMethod("dpmnl", "DPMNLClassifier", {}, {"n_iter": 6, "n_warmup": 3}),
 }
 
 #: The scikit-learn classifiers by table label.
@@ -74,20 +71,6 @@ PAPER_LABELS = {
     "LogisticRegression": "MNL", "LinearSVC": "LSVM", "SVC (RBF)": "RBF-SVM", "dpMNL": "dpMNL",
     "DPMeansSVC": "DP+SVM", "InfiniteSVC (gibbs)": "Gibbs-iSVM", "M2DPM": "M2DPM",
 }
-
-
-def is_available(name: str) -> bool:
-    """Whether this version of regbayes runs method ``name`` (dpMNL: once it is in
-    :data:`SAMPLED` and its module is there)."""
-    if name in SKLEARN or name in MIXTURES:
-        return True
-    if name not in SAMPLED:
-        return False
-    try:
-        _sampled_class(name)
-    except ImportError:
-        return False
-    return True
 
 
 def m2dpm_candidates(grid) -> list:

@@ -44,6 +44,7 @@ PAPER = {
         "LinearSVC": (66.4, 6.9, 0.1, 0.0),
         "SVC (RBF)": (69.5, 5.5, 0.1, 0.0),
         "LogisticRegression": (66.2, 7.2, 0.2, 0.0),
+        "dpMNL": (68.8, 7.5, 29.8, 2.8),
     },
     "II": {
         "M2DPM": (64.4, 1.2, 3.6, 1.4),
@@ -52,9 +53,10 @@ PAPER = {
         "LinearSVC": (54.4, 1.7, 11.1, 0.6),
         "SVC (RBF)": (65.5, 1.2, 14.3, 0.2),
         "LogisticRegression": (54.6, 1.6, 1.2, 0.1),
+        "dpMNL": (54.6, 1.8, 126.2, 11.0),
     },
 }
-METHODS = ("M2DPM", "InfiniteSVC (gibbs)", "DPMeansSVC", "LinearSVC", "SVC (RBF)", "LogisticRegression", "oracle")
+METHODS = ("M2DPM", "InfiniteSVC (gibbs)", "dpMNL", "DPMeansSVC", "LinearSVC", "SVC (RBF)", "LogisticRegression", "oracle")
 
 # Cross-validation grids, per setting (the two settings' clusters differ in scale: in
 # Setting I adjacent cluster means are D = 5 apart and a cluster's points reach D ~ 4 from
