@@ -17,6 +17,8 @@ components, whose features are far from centred). It stops on the duality gap.
 """
 from __future__ import annotations
 
+import math
+
 import numba
 import numba.np.linalg as numba_linalg
 import numpy as np
@@ -47,6 +49,7 @@ _LAPACK_INT = numba_linalg.F_INT_nptype
 # Python wrappers allocate the work arrays (``_work``); the kernels write into them and
 # return a status code, which the wrappers turn into the error (``_raise_for``).
 _OK, _NOT_FINITE, _SINGULAR, _BLAS_FAILED = 0, 1, 2, 3
+_STOP = -1  # the solver's quiet stop (S not finite: no further progress possible)
 # Rows of ``consts`` (4 x 1): BLAS's alpha = 1 and beta = 0, ddot's result, and a flag
 # set when a BLAS call failed.
 _ONE, _ZERO, _DOT, _FAILED = 0, 1, 2, 3
@@ -66,31 +69,31 @@ def _raise_for(status, consts):
         raise RuntimeError("BLAS/LAPACK call failed (is scipy installed?)")
 
 
-@numba.njit(cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
+@numba.njit(cache=True, no_rewrites=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
 def _dot(x, y, consts):
     """``np.dot(x, y)`` of two float64 vectors."""
-    if _xxdot(_KIND, np.int8(0), x.shape[0], x.ctypes, y.ctypes, consts[_DOT].ctypes) != 0:
+    if _xxdot(_KIND, np.int8(0), len(x), x.ctypes, y.ctypes, consts[_DOT].ctypes) != 0:
         consts[_FAILED, 0] = 1.0
     return consts[_DOT, 0]
 
 
-@numba.njit(cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
+@numba.njit(cache=True, no_rewrites=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
 def _matvec(A, x, trans, out, consts):
     """``out <- A @ x`` (``trans`` is ``_TRANS``: BLAS sees the C-contiguous ``A`` as its
     Fortran transpose) or ``out <- A.T @ x`` (``_NO_TRANS``). ``trans`` is an int8 rather
     than a bool: a literal bool would compile one specialisation per value."""
     rows, cols = A.shape
     if rows == 0 or cols == 0:
-        for i in range(out.shape[0]):
+        for i in range(len(out)):
             out[i] = 0.0
     elif _xxgemv(_KIND, trans, cols, rows, consts[_ONE].ctypes, A.ctypes, cols, x.ctypes, consts[_ZERO].ctypes,
                  out.ctypes) != 0:
         consts[_FAILED, 0] = 1.0
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, no_rewrites=True, no_cfunc_wrapper=True)
 def _svm_hinge_sum(A, c, n_groups, w, Aw, consts):
-    k = A.shape[0] // n_groups
+    k = len(A) // n_groups
     _matvec(A, w, _TRANS, Aw, consts)
     total = 0.0
     for i in range(n_groups):
@@ -118,55 +121,87 @@ def svm_hinge_sum(A, c, n_groups, w):
 # (each element's operations are the same and in the same order; reductions run over
 # the same elements in the same order). Work vectors are the rows of three matrices, one
 # per length (J rows, n groups, P weights):
-_S, _LAM, _LAM_SHRUNK, _R_S, _D, _R_C1, _AW, _DS, _DLAM, _T1, _ADW = range(11)  # J
-_XI, _MU, _E, _HE, _R_C2, _GLAM, _DXI, _DMU, _G1, _B_XI, _B_XI_HE = range(11)  # n
-_BEST_W, _W, _W_DUAL, _ALAM, _DW, _AT1, _FB = range(7)  # P
+_S, _LAM, _R_S, _D, _R_C1, _AW, _DS, _DLAM, _T1, _ADW = range(10)  # J
+_XI, _MU, _HE, _R_C2, _GLAM, _DXI, _DMU, _G1, _B_XI, _B_XI_HE = range(10)  # n
+_BEST_W, _W, _W_DUAL, _ALAM, _DW, _AT1, _FB = range(7)  # P (_W and _W_DUAL adjacent)
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, no_rewrites=True, no_cfunc_wrapper=True)
 def _svm_primal_qp(A, c, n_groups, U, gap_tol, max_iter, VJ, Vn, VP, centred, Fr, SS, pivots, consts):
     J, P = A.shape
     n = n_groups
     k = J // n
-    s, lam, lam_shrunk, r_s, D, r_c1, Aw, ds, dlam, t1, Adw = (VJ[_S], VJ[_LAM], VJ[_LAM_SHRUNK], VJ[_R_S], VJ[_D],
-                                                               VJ[_R_C1], VJ[_AW], VJ[_DS], VJ[_DLAM], VJ[_T1], VJ[_ADW])
-    xi, mu, E, HE, r_c2, glam, dxi, dmu, g1, b_xi, b_xi_he = (Vn[_XI], Vn[_MU], Vn[_E], Vn[_HE], Vn[_R_C2], Vn[_GLAM],
-                                                              Vn[_DXI], Vn[_DMU], Vn[_G1], Vn[_B_XI], Vn[_B_XI_HE])
-    best_w, w, w_dual, Alam, dw, At1, Fb = VP[_BEST_W], VP[_W], VP[_W_DUAL], VP[_ALAM], VP[_DW], VP[_AT1], VP[_FB]
-    F, rank_one, S, S_rank = Fr[0], Fr[1], SS[0], SS[1]
+    # work vectors, one assignment each (numba compiles tuples of arrays into far more code)
+    s = VJ[_S]
+    lam = VJ[_LAM]
+    r_s = VJ[_R_S]
+    D = VJ[_D]
+    r_c1 = VJ[_R_C1]
+    Aw = VJ[_AW]
+    ds = VJ[_DS]
+    dlam = VJ[_DLAM]
+    t1 = VJ[_T1]
+    Adw = VJ[_ADW]
+    xi = Vn[_XI]
+    mu = Vn[_MU]
+    HE = Vn[_HE]
+    r_c2 = Vn[_R_C2]
+    glam = Vn[_GLAM]
+    dxi = Vn[_DXI]
+    dmu = Vn[_DMU]
+    g1 = Vn[_G1]
+    b_xi = Vn[_B_XI]
+    b_xi_he = Vn[_B_XI_HE]
+    best_w = VP[_BEST_W]
+    w = VP[_W]
+    w_dual = VP[_W_DUAL]
+    Alam = VP[_ALAM]
+    dw = VP[_DW]
+    At1 = VP[_AT1]
+    Fb = VP[_FB]
+    F = Fr[0]
+    rank_one = Fr[1]
+    S = SS[0]
+    S_rank = SS[1]
     _matvec(A, w, _TRANS, Aw, consts)  # w = best_w = 0: VP comes zeroed
     for i in range(n):  # xi = max(0, max_j c_j) + 1 per group; s = A w + xi - c; lam = U / 2k; mu = U / 2
-        top = c[i * k]
-        for j in range(i * k + 1, (i + 1) * k):
+        lo = i * k
+        top = c[lo]
+        for j in range(lo + 1, lo + k):
             cj = c[j]
             if cj > top:
                 top = cj
-        x = (0.0 if 0.0 > top else top) + 1.0
+        x = top
+        if 0.0 > top:
+            x = 0.0
+        x += 1.0
         xi[i] = x
         mu[i] = U / 2.0
-        for j in range(i * k, (i + 1) * k):
+        for j in range(lo, lo + k):
             s[j] = Aw[j] + x - c[j]
             lam[j] = U / (2.0 * k)
     m_total = J + n
-    best_primal = U * _svm_hinge_sum(A, c, n, w, Aw, consts)
+    best_primal = 0.0  # the objective at w = 0, set in the first iteration
     gap = np.inf
     iterations = 0
+    status = _OK
     alpha = sigma = tau = 0.0
     for it in range(max_iter):
         iterations = it + 1
-        # The previous iteration's step (taken here, where the loops over the groups are).
-        for p in range(P * (it > 0)):
+        step = it > 0  # the previous iteration's step is taken here, in the loops over the groups
+        for p in range(P * step):
             w[p] = w[p] + alpha * dw[p]
         # Certificate: the dual at a feasible rescaling of lam; the primal at two candidates.
         top = 0.0
         for i in range(n):
-            if it > 0:
+            if step:
                 xi[i] = xi[i] + alpha * dxi[i]
                 mu[i] = mu[i] + alpha * dmu[i]
             g = 0.0
-            for j in range(i * k, (i + 1) * k):
+            lo = i * k
+            for j in range(lo, lo + k):
                 x = lam[j]
-                if it > 0:
+                if step:
                     s[j] = s[j] + alpha * ds[j]
                     x = x + alpha * dlam[j]
                     lam[j] = x
@@ -175,26 +210,44 @@ def _svm_primal_qp(A, c, n_groups, U, gap_tol, max_iter, VJ, Vn, VP, centred, Fr
             if i == 0 or g > top:
                 top = g
         shrink = 1.0
-        if top > 0.0 and U / top < 1.0:
-            shrink = U / top  # min(1, U / top)
+        if top > 0.0:
+            if U / top < 1.0:
+                shrink = U / top  # min(1, U / top)
         for j in range(J):
-            lam_shrunk[j] = lam[j] * shrink
-        _matvec(A, lam_shrunk, _NO_TRANS, w_dual, consts)
+            t1[j] = lam[j] * shrink
+        _matvec(A, t1, _NO_TRANS, w_dual, consts)
         dual = shrink * _dot(c, lam, consts) - 0.5 * _dot(w_dual, w_dual, consts)
-        for cand_index in range(2):
-            cand = w if cand_index == 0 else w_dual
-            value = 0.5 * _dot(cand, cand, consts) + U * _svm_hinge_sum(A, c, n, cand, Aw, consts)
+        for cand_index in range(2):  # w, then w_dual
+            cand = VP[_W + cand_index]
+            _matvec(A, cand, _TRANS, Aw, consts)
+            h = 0.0  # svm_hinge_sum(A, c, n, cand)
+            for i in range(n):
+                worst = 0.0
+                lo = i * k
+                for j in range(lo, lo + k):
+                    r = c[j] - Aw[j]
+                    if r > worst:
+                        worst = r
+                h += worst
+            if it == 0 and cand_index == 0:
+                best_primal = U * h  # at the starting point w = best_w = 0
+            value = 0.5 * _dot(cand, cand, consts) + U * h
             if value < best_primal:
                 best_primal = value
                 for p in range(P):
                     best_w[p] = cand[p]
         gap = best_primal - dual
         scale = abs(best_primal)
-        if gap <= gap_tol * (1e-300 if 1e-300 > scale else scale):  # max(|primal|, 1e-300)
-            break
         tau = (_dot(s, lam, consts) + _dot(xi, mu, consts)) / m_total
-        if not (tau * m_total > 1e-14 * (1.0 if 1.0 > scale else scale)):  # max(|primal|, 1)
-            break  # complementarity at rounding level: no further progress possible
+        # converged, or the complementarity at rounding level: no further progress possible
+        floor_gap = scale  # max(|primal|, 1e-300)
+        if 1e-300 > scale:
+            floor_gap = 1e-300
+        floor_tau = scale  # max(|primal|, 1)
+        if 1.0 > scale:
+            floor_tau = 1.0
+        if gap <= gap_tol * floor_gap or not (tau * m_total > 1e-14 * floor_tau):
+            break
         _matvec(A, lam, _NO_TRANS, Alam, consts)
         _matvec(A, w, _TRANS, Aw, consts)
         # Residual r_s = s - A w - xi - c, barrier weights D = lam / s, E = mu / xi, HE = G D + E,
@@ -205,10 +258,11 @@ def _svm_primal_qp(A, c, n_groups, U, gap_tol, max_iter, VJ, Vn, VP, centred, Fr
         for i in range(n):
             x = xi[i]
             e = mu[i] / x
-            E[i] = e
-            Fi, Ri = F[i], rank_one[i]
+            Fi = F[i]
+            Ri = rank_one[i]
             dsum = 0.0
-            for j in range(i * k, (i + 1) * k):
+            lo = i * k
+            for j in range(lo, lo + k):
                 sj = s[j]
                 r_s[j] = sj - Aw[j] - x + c[j]
                 d = lam[j] / sj
@@ -216,54 +270,74 @@ def _svm_primal_qp(A, c, n_groups, U, gap_tol, max_iter, VJ, Vn, VP, centred, Fr
                 dsum += d
                 Aj = A[j]
                 for p in range(P):  # F = 0 + D_j A_j + ... (groups are not empty)
-                    Fi[p] = (0.0 if j == i * k else Fi[p]) + d * Aj[p]
+                    f = Fi[p]
+                    if j == lo:
+                        f = 0.0
+                    Fi[p] = f + d * Aj[p]
             he = dsum + e
             HE[i] = he
             ok = not (dsum <= 0.0)  # else the group's terms are zero
-            weight = np.sqrt(e / (dsum * he)) if ok else 0.0
-            for j in range(i * k, (i + 1) * k):
-                root = np.sqrt(D[j])
-                Aj, Cj = A[j], centred[j]
+            weight = 0.0
+            if ok:
+                weight = math.sqrt(e / (dsum * he))
+            for j in range(lo, lo + k):
+                root = math.sqrt(D[j])
+                Aj = A[j]
+                Cj = centred[j]
                 for p in range(P):
-                    Cj[p] = root * (Aj[p] - Fi[p] / dsum) if ok else 0.0
-                    if j == i * k:
-                        Ri[p] = weight * Fi[p] if ok else 0.0
+                    Cj[p] = 0.0
+                    if ok:
+                        Cj[p] = root * (Aj[p] - Fi[p] / dsum)
+                    if j == lo:
+                        Ri[p] = 0.0
+                        if ok:
+                            Ri[p] = weight * Fi[p]
         for part in range(2 * (P > 0)):  # S <- centred' centred, S_rank <- rank_one' rank_one
-            B, out = (centred, S) if part == 0 else (rank_one, S_rank)
+            B = centred
+            if part == 1:
+                B = rank_one
+            out = SS[part]
             if P == 1:
-                status = _xxdot(_KIND, np.int8(0), B.shape[0], B.ctypes, B.ctypes, out.ctypes)
+                info = _xxdot(_KIND, np.int8(0), len(B), B.ctypes, B.ctypes, out.ctypes)
             else:
-                status = _xxgemm(_KIND, _NO_TRANS, _TRANS, P, P, B.shape[0], consts[_ONE].ctypes, B.ctypes, P,
-                                 B.ctypes, P, consts[_ZERO].ctypes, out.ctypes, P)
-            if status != 0:
+                info = _xxgemm(_KIND, _NO_TRANS, _TRANS, P, P, len(B), consts[_ONE].ctypes, B.ctypes, P, B.ctypes,
+                               P, consts[_ZERO].ctypes, out.ctypes, P)
+            if info != 0:
                 consts[_FAILED, 0] = 1.0
-        finite = True
+        finite = 1
         for p in range(P):  # S += S_rank + I; two copies of S in Fortran order for the two LU solves
             for q in range(P):
                 x = S[p, q] + S_rank[p, q]
                 if q == p:
                     x += 1.0
                 S[p, q] = x
-                finite = finite and np.isfinite(x)
+                if not math.isfinite(x):
+                    finite = 0
                 SS[2, q, p] = x
                 SS[3, q, p] = x
-        if not finite:
-            break
-        for corrector in range(2):  # Mehrotra: the affine direction, then the centred corrector
+        status = _OK if finite else _STOP
+        for corrector in range(2 * finite):  # Mehrotra: the affine direction, then the centred corrector
             # Newton direction (normal equations reduced to P x P) for the complementarity
             # residuals r_c1 = -s lam, r_c2 = -xi mu (affine), minus ds dlam, dxi dmu and plus
             # sigma tau (corrector).
             for i in range(n):
                 g = 0.0
-                for j in range(i * k, (i + 1) * k):
-                    sj, lj = s[j], lam[j]
-                    r = -sj * lj if corrector == 0 else -sj * lj - ds[j] * dlam[j] + sigma * tau
+                lo = i * k
+                for j in range(lo, lo + k):
+                    sj = s[j]
+                    lj = lam[j]
+                    r = -sj * lj
+                    if corrector:
+                        r = r - ds[j] * dlam[j] + sigma * tau
                     r_c1[j] = r
                     t = (r + lj * r_s[j]) / sj
                     t1[j] = t
                     g += t
-                x, m = xi[i], mu[i]
-                r = -x * m if corrector == 0 else -x * m - dxi[i] * dmu[i] + sigma * tau
+                x = xi[i]
+                m = mu[i]
+                r = -x * m
+                if corrector:
+                    r = r - dxi[i] * dmu[i] + sigma * tau
                 r_c2[i] = r
                 r_xi = U - glam[i] - m
                 b = -r_xi + g + r / x
@@ -278,35 +352,52 @@ def _svm_primal_qp(A, c, n_groups, U, gap_tol, max_iter, VJ, Vn, VP, centred, Fr
                 r_w = w[p] - Alam[p]
                 x = (-r_w + At1[p]) - Fb[p]
                 dw[p] = x
-                if not np.isfinite(x):
-                    return best_primal, gap, iterations, _NOT_FINITE
-            if P > 0:
+                if not math.isfinite(x):
+                    status = _NOT_FINITE
+            if status == _OK and P > 0:
                 info = _xgesv(_KIND, P, 1, SS[2 + corrector].ctypes, P, pivots.ctypes, dw.ctypes, P)
-                if info != 0:
-                    return best_primal, gap, iterations, _BLAS_FAILED if info < 0 else _SINGULAR
+                if info < 0:
+                    status = _BLAS_FAILED
+                elif info > 0:
+                    status = _SINGULAR
+            if status != _OK:
+                break
             _matvec(F, dw, _TRANS, g1, consts)  # F dw
             _matvec(A, dw, _TRANS, Adw, consts)
             # dxi, dmu, ds, dlam, and the longest step in [0, 1] that keeps s, lam, xi, mu >= 0:
             # the minimum of 1 and of -v / dv over dv < 0, for each of the four in turn.
             step_s = step_lam = step_xi = step_mu = 1.0
             for i in range(n):
-                x, m = xi[i], mu[i]
+                x = xi[i]
+                m = mu[i]
                 dx = (b_xi[i] - g1[i]) / HE[i]
                 dm = (r_c2[i] - m * dx) / x
-                dxi[i], dmu[i] = dx, dm
-                if dx < 0.0 and -x / dx < step_xi:
-                    step_xi = -x / dx
-                if dm < 0.0 and -m / dm < step_mu:
-                    step_mu = -m / dm
-                for j in range(i * k, (i + 1) * k):
-                    sj, lj = s[j], lam[j]
+                dxi[i] = dx
+                dmu[i] = dm
+                if dx < 0.0:
+                    a = -x / dx
+                    if a < step_xi:
+                        step_xi = a
+                if dm < 0.0:
+                    a = -m / dm
+                    if a < step_mu:
+                        step_mu = a
+                lo = i * k
+                for j in range(lo, lo + k):
+                    sj = s[j]
+                    lj = lam[j]
                     d_s = -r_s[j] + Adw[j] + dx
                     d_l = (r_c1[j] - lj * d_s) / sj
-                    ds[j], dlam[j] = d_s, d_l
-                    if d_s < 0.0 and -sj / d_s < step_s:
-                        step_s = -sj / d_s
-                    if d_l < 0.0 and -lj / d_l < step_lam:
-                        step_lam = -lj / d_l
+                    ds[j] = d_s
+                    dlam[j] = d_l
+                    if d_s < 0.0:
+                        a = -sj / d_s
+                        if a < step_s:
+                            step_s = a
+                    if d_l < 0.0:
+                        a = -lj / d_l
+                        if a < step_lam:
+                            step_lam = a
             alpha = step_s
             if step_lam < alpha:
                 alpha = step_lam
@@ -319,14 +410,20 @@ def _svm_primal_qp(A, c, n_groups, U, gap_tol, max_iter, VJ, Vn, VP, centred, Fr
                 for i in range(n):
                     g1[i] = xi[i] + alpha * dxi[i]
                     b_xi[i] = mu[i] + alpha * dmu[i]
-                    for j in range(i * k, (i + 1) * k):
+                    lo = i * k
+                    for j in range(lo, lo + k):
                         t1[j] = s[j] + alpha * ds[j]
                         Adw[j] = lam[j] + alpha * dlam[j]
                 tau_aff = (_dot(t1, Adw, consts) + _dot(g1, b_xi, consts)) / m_total
                 sigma = (tau_aff / tau) ** 3
+        if status != _OK:
+            break
         alpha = 0.99 * alpha
-        alpha = alpha if alpha < 1.0 else 1.0  # min(1, 0.99 alpha)
-    return best_primal, gap, iterations, _OK
+        if not alpha < 1.0:  # min(1, 0.99 alpha)
+            alpha = 1.0
+    if status == _STOP:
+        status = _OK
+    return best_primal, gap, iterations, status
 
 
 def svm_primal_qp(A, c, n_groups, U, gap_tol=1e-9, max_iter=200):
@@ -348,7 +445,10 @@ def svm_primal_qp(A, c, n_groups, U, gap_tol=1e-9, max_iter=200):
         raise ValueError(f"n_groups must split the {J} rows of A into equal, non-empty groups; got n_groups={n_groups}")
     if c.shape != (J,):
         raise ValueError(f"c must have one entry per row of A, shape ({J},); got shape {c.shape}")
-    VJ, Vn, VP = np.empty((11, J)), np.empty((11, n)), np.zeros((7, P))
+    if max_iter < 1:  # no iteration: the starting point w = 0
+        w = np.zeros(P)
+        return w, float(U) * svm_hinge_sum(A, c, n, w), np.inf, 0
+    VJ, Vn, VP = np.empty((10, J)), np.empty((10, n)), np.zeros((7, P))
     centred, Fr, SS = np.empty((J, P)), np.empty((2, n, P)), np.empty((4, P, P))
     consts = _consts()
     primal, gap, iterations, status = _svm_primal_qp(A, c, n, float(U), float(gap_tol), int(max_iter), VJ,
@@ -364,32 +464,13 @@ def _float64(a):
     return np.array(a, dtype=np.float64, order="C")
 
 
-@numba.njit(cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
-def _divergence_row(code, x, mu):
-    """D_phi(x, mu) for one pair: code 0 = squared Euclidean / 2, 1 = generalized KL."""
-    total = 0.0
-    if code == 0:
-        for j in range(x.shape[0]):
-            diff = x[j] - mu[j]
-            total += diff * diff
-        return 0.5 * total
-    for j in range(x.shape[0]):
-        if x[j] > 0.0:
-            if mu[j] <= 0.0:
-                return np.inf
-            total += x[j] * np.log(x[j] / mu[j]) - x[j] + mu[j]
-        else:
-            total += mu[j]
-    return total
-
-
-@numba.njit(cache=True)
+@numba.njit(cache=True, no_rewrites=True, no_cfunc_wrapper=True)
 def _assignment_pass(order, z, counts, Q0, q_new, X, code, s, Xt, y, n_classes, seed_scale, C, margin, seeds,
                      consts):
     """The pass on ``z`` and ``counts`` in place; writes the seeds into ``seeds`` and
     returns their number."""
-    n = X.shape[0]
-    K0 = Q0.shape[1]
+    n, n_features = X.shape
+    _, K0 = Q0.shape
     n_new = 0
     M = n_classes
     for t in range(n):
@@ -399,7 +480,7 @@ def _assignment_pass(order, z, counts, Q0, q_new, X, code, s, Xt, y, n_classes, 
         if current < K0:
             best_cost = Q0[i, current]
         else:
-            best_cost = np.inf  # cannot happen: opened components hold only their seed
+            best_cost = math.inf  # cannot happen: opened components hold only their seed
         for k in range(K0):
             if k != current and counts[k] > 0 and Q0[i, k] < best_cost:
                 best_cost = Q0[i, k]
@@ -419,7 +500,22 @@ def _assignment_pass(order, z, counts, Q0, q_new, X, code, s, Xt, y, n_classes, 
                     if M > 2 and other > top:
                         top = other
                     zeta = margin + top + m * g / M
-            cost = s * _divergence_row(code, X[i], X[j]) + 2.0 * C * (0.0 if 0.0 > zeta else zeta)
+            div = 0.0  # D_phi(x_i, x_j): code 0 = squared Euclidean / 2, 1 = generalized KL
+            for d in range(n_features):
+                a = X[i, d]
+                b = X[j, d]
+                if code == 0:
+                    div += (a - b) * (a - b)
+                elif a > 0.0:
+                    if b <= 0.0:
+                        div = math.inf
+                        break
+                    div += a * math.log(a / b) - a + b
+                else:
+                    div += b
+            if code == 0:
+                div = 0.5 * div
+            cost = s * div + 2.0 * C * (0.0 if 0.0 > zeta else zeta)
             if cost < best_cost:
                 best_cost = cost
                 best = K0 + r
