@@ -25,9 +25,8 @@ import numpy as np
 from numba.core import types
 
 
-# BLAS and LAPACK through the same helper functions numba's ``@``, ``np.dot`` and
-# ``np.linalg.solve`` call for float64 arrays, with the same arguments (so the same
-# results), without compiling their generic implementations and error formatting.
+# BLAS and LAPACK through the helpers numba's ``@``, ``np.dot`` and ``np.linalg.solve`` call for float64
+# arrays, with the same arguments (so the same results), without their generic implementations.
 _KIND = np.int8(ord("d"))
 _NO_TRANS = np.int8(ord("n"))
 _TRANS = np.int8(ord("t"))
@@ -43,24 +42,16 @@ _xgesv = types.ExternalFunction("numba_xgesv", types.intc(
     types.char, types.intp, types.intp, types.voidptr, types.intp, types.voidptr, types.voidptr, types.intp))
 _LAPACK_INT = numba_linalg.F_INT_nptype
 
-# The compiled code below allocates nothing and raises nothing: numba compiles every
-# distinct call form of np.empty / np.zeros / .copy(), every array expression and every
-# formatted error of its own, which made up most of this module's compile time. The
-# Python wrappers allocate the work arrays (``_work``); the kernels write into them and
-# return a status code, which the wrappers turn into the error (``_raise_for``).
-_OK, _NOT_FINITE, _SINGULAR, _BLAS_FAILED = 0, 1, 2, 3
-_STOP = -1  # the solver's quiet stop (S not finite: no further progress possible)
-# Rows of ``consts`` (4 x 1): BLAS's alpha = 1 and beta = 0, ddot's result, and a flag
-# set when a BLAS call failed.
+# The compiled code allocates and raises nothing (numba compiles every call form of np.empty / .copy()
+# and every error as code of its own): the wrappers allocate, and raise on the kernels' status codes.
+_STOP, _OK, _NOT_FINITE, _SINGULAR, _BLAS_FAILED = -1, 0, 1, 2, 3  # _STOP: no further progress possible
+# Rows of ``consts`` (4 x 1): BLAS's alpha = 1 and beta = 0, ddot's result, a flag set when BLAS failed.
 _ONE, _ZERO, _DOT, _FAILED = 0, 1, 2, 3
-
-
-def _consts():
-    return np.array([[1.0], [0.0], [0.0], [0.0]])
+_CONSTS = np.array([[1.0], [0.0], [0.0], [0.0]])  # copied for each call
 
 
 def _raise_for(status, consts):
-    """The error of a kernel's status code (:func:`_solve`'s are numpy's LinAlgErrors)."""
+    """The error of a kernel's status code (those of the LU solve are numpy's LinAlgErrors)."""
     if status == _NOT_FINITE:
         raise np.linalg.LinAlgError("Array must not contain infs or NaNs.")
     if status == _SINGULAR:
@@ -80,8 +71,7 @@ def _dot(x, y, consts):
 @numba.njit(cache=True, no_rewrites=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
 def _matvec(A, x, trans, out, consts):
     """``out <- A @ x`` (``trans`` is ``_TRANS``: BLAS sees the C-contiguous ``A`` as its
-    Fortran transpose) or ``out <- A.T @ x`` (``_NO_TRANS``). ``trans`` is an int8 rather
-    than a bool: a literal bool would compile one specialisation per value."""
+    Fortran transpose) or ``out <- A.T @ x`` (``_NO_TRANS``); an int8, not a bool literal."""
     rows, cols = A.shape
     if rows == 0 or cols == 0:
         for i in range(len(out)):
@@ -108,34 +98,29 @@ def _svm_hinge_sum(A, c, n_groups, w, Aw, consts):
 
 def svm_hinge_sum(A, c, n_groups, w):
     """``sum_i max(0, max_{j in group i} c_j - A_j w)``; rows grouped contiguously, equal counts."""
-    A, consts = _float64(A), _consts()
+    A, consts = _float64(A), _CONSTS.copy()
     total = _svm_hinge_sum(A, _float64(c), int(n_groups), _float64(w), np.empty(A.shape[0]), consts)
     _raise_for(_OK, consts)
     return total
 
 
-# The solver is one function whose loops are fused as far as the data flow allows: numba's
-# compile time grows with the number of loops far more than with their bodies (a loop
-# costs about as much as ten statements in one), and every helper is compiled again
-# inside each caller. The arithmetic is that of the textbook order, element by element
-# (each element's operations are the same and in the same order; reductions run over
-# the same elements in the same order). Work vectors are the rows of three matrices, one
-# per length (J rows, n groups, P weights):
-_S, _LAM, _R_S, _D, _R_C1, _AW, _DS, _DLAM, _T1, _ADW = range(10)  # J
+# The solver is one function with its loops fused as far as the data flow allows: numba's compile
+# time grows with the number of loops far more than with their bodies, and every helper is compiled
+# again inside each caller. Each element's operations are those of the textbook form, in the same
+# order, and so are the reductions. Work vectors: rows of one matrix per length (J, n groups, P):
+_S, _LAM, _R_S, _R_C1, _AW, _DS, _DLAM, _T1, _ADW = range(9)  # J
 _XI, _MU, _HE, _R_C2, _GLAM, _DXI, _DMU, _G1, _B_XI, _B_XI_HE = range(10)  # n
 _BEST_W, _W, _W_DUAL, _ALAM, _DW, _AT1, _FB = range(7)  # P (_W and _W_DUAL adjacent)
 
 
 @numba.njit(cache=True, no_rewrites=True, no_cfunc_wrapper=True)
-def _svm_primal_qp(A, c, n_groups, U, gap_tol, max_iter, VJ, Vn, VP, centred, Fr, SS, pivots, consts):
+def _svm_primal_qp(A, c, n, U, gap_tol, max_iter, VJ, Vn, VP, centred, Fr, SS, pivots, consts):
     J, P = A.shape
-    n = n_groups
     k = J // n
-    # work vectors, one assignment each (numba compiles tuples of arrays into far more code)
+    # one assignment each (numba compiles tuples of arrays into far more code)
     s = VJ[_S]
     lam = VJ[_LAM]
     r_s = VJ[_R_S]
-    D = VJ[_D]
     r_c1 = VJ[_R_C1]
     Aw = VJ[_AW]
     ds = VJ[_DS]
@@ -152,17 +137,12 @@ def _svm_primal_qp(A, c, n_groups, U, gap_tol, max_iter, VJ, Vn, VP, centred, Fr
     g1 = Vn[_G1]
     b_xi = Vn[_B_XI]
     b_xi_he = Vn[_B_XI_HE]
-    best_w = VP[_BEST_W]
     w = VP[_W]
-    w_dual = VP[_W_DUAL]
     Alam = VP[_ALAM]
     dw = VP[_DW]
     At1 = VP[_AT1]
     Fb = VP[_FB]
     F = Fr[0]
-    rank_one = Fr[1]
-    S = SS[0]
-    S_rank = SS[1]
     _matvec(A, w, _TRANS, Aw, consts)  # w = best_w = 0: VP comes zeroed
     for i in range(n):  # xi = max(0, max_j c_j) + 1 per group; s = A w + xi - c; lam = U / 2k; mu = U / 2
         lo = i * k
@@ -171,10 +151,7 @@ def _svm_primal_qp(A, c, n_groups, U, gap_tol, max_iter, VJ, Vn, VP, centred, Fr
             cj = c[j]
             if cj > top:
                 top = cj
-        x = top
-        if 0.0 > top:
-            x = 0.0
-        x += 1.0
+        x = (top if not 0.0 > top else 0.0) + 1.0  # max(top, 0) + 1
         xi[i] = x
         mu[i] = U / 2.0
         for j in range(lo, lo + k):
@@ -198,8 +175,7 @@ def _svm_primal_qp(A, c, n_groups, U, gap_tol, max_iter, VJ, Vn, VP, centred, Fr
                 xi[i] = xi[i] + alpha * dxi[i]
                 mu[i] = mu[i] + alpha * dmu[i]
             g = 0.0
-            lo = i * k
-            for j in range(lo, lo + k):
+            for j in range(i * k, i * k + k):
                 x = lam[j]
                 if step:
                     s[j] = s[j] + alpha * ds[j]
@@ -215,16 +191,15 @@ def _svm_primal_qp(A, c, n_groups, U, gap_tol, max_iter, VJ, Vn, VP, centred, Fr
                 shrink = U / top  # min(1, U / top)
         for j in range(J):
             t1[j] = lam[j] * shrink
-        _matvec(A, t1, _NO_TRANS, w_dual, consts)
-        dual = shrink * _dot(c, lam, consts) - 0.5 * _dot(w_dual, w_dual, consts)
+        _matvec(A, t1, _NO_TRANS, VP[_W_DUAL], consts)
+        dual = shrink * _dot(c, lam, consts) - 0.5 * _dot(VP[_W_DUAL], VP[_W_DUAL], consts)
         for cand_index in range(2):  # w, then w_dual
             cand = VP[_W + cand_index]
             _matvec(A, cand, _TRANS, Aw, consts)
             h = 0.0  # svm_hinge_sum(A, c, n, cand)
             for i in range(n):
                 worst = 0.0
-                lo = i * k
-                for j in range(lo, lo + k):
+                for j in range(i * k, i * k + k):
                     r = c[j] - Aw[j]
                     if r > worst:
                         worst = r
@@ -235,38 +210,30 @@ def _svm_primal_qp(A, c, n_groups, U, gap_tol, max_iter, VJ, Vn, VP, centred, Fr
             if value < best_primal:
                 best_primal = value
                 for p in range(P):
-                    best_w[p] = cand[p]
+                    VP[_BEST_W, p] = cand[p]
         gap = best_primal - dual
         scale = abs(best_primal)
         tau = (_dot(s, lam, consts) + _dot(xi, mu, consts)) / m_total
         # converged, or the complementarity at rounding level: no further progress possible
-        floor_gap = scale  # max(|primal|, 1e-300)
-        if 1e-300 > scale:
-            floor_gap = 1e-300
-        floor_tau = scale  # max(|primal|, 1)
-        if 1.0 > scale:
-            floor_tau = 1.0
-        if gap <= gap_tol * floor_gap or not (tau * m_total > 1e-14 * floor_tau):
+        if gap <= gap_tol * max(scale, 1e-300) or not (tau * m_total > 1e-14 * max(scale, 1.0)):
             break
         _matvec(A, lam, _NO_TRANS, Alam, consts)
         _matvec(A, w, _TRANS, Aw, consts)
-        # Residual r_s = s - A w - xi - c, barrier weights D = lam / s, E = mu / xi, HE = G D + E,
-        # F = G diag(D) A, and the Schur complement S = I + A'DA - F' diag(1/HE) F, assembled
-        # as a sum of PSD terms (per group: D-weighted scatter about the D-weighted mean row,
-        # plus a rank-one term with weight E / (sum D (sum D + E))) so that rounding cannot
-        # make it indefinite.
+        # r_s = s - A w - xi + c, barrier weights D = lam / s, E = mu / xi, HE = G D + E, F = G diag(D) A,
+        # and the Schur complement S = I + A'DA - F' diag(1/HE) F as a sum of PSD terms (per group:
+        # D-weighted scatter about the D-weighted mean row, plus a rank-one term with weight
+        # E / (sum D (sum D + E))) so that rounding cannot make it indefinite.
         for i in range(n):
             x = xi[i]
             e = mu[i] / x
             Fi = F[i]
-            Ri = rank_one[i]
+            Ri = Fr[1, i]
             dsum = 0.0
             lo = i * k
             for j in range(lo, lo + k):
                 sj = s[j]
                 r_s[j] = sj - Aw[j] - x + c[j]
                 d = lam[j] / sj
-                D[j] = d
                 dsum += d
                 Aj = A[j]
                 for p in range(P):  # F = 0 + D_j A_j + ... (groups are not empty)
@@ -277,11 +244,9 @@ def _svm_primal_qp(A, c, n_groups, U, gap_tol, max_iter, VJ, Vn, VP, centred, Fr
             he = dsum + e
             HE[i] = he
             ok = not (dsum <= 0.0)  # else the group's terms are zero
-            weight = 0.0
-            if ok:
-                weight = math.sqrt(e / (dsum * he))
+            weight = math.sqrt(e / (dsum * he)) if ok else 0.0
             for j in range(lo, lo + k):
-                root = math.sqrt(D[j])
+                root = math.sqrt(lam[j] / s[j])  # D_j
                 Aj = A[j]
                 Cj = centred[j]
                 for p in range(P):
@@ -293,9 +258,7 @@ def _svm_primal_qp(A, c, n_groups, U, gap_tol, max_iter, VJ, Vn, VP, centred, Fr
                         if ok:
                             Ri[p] = weight * Fi[p]
         for part in range(2 * (P > 0)):  # S <- centred' centred, S_rank <- rank_one' rank_one
-            B = centred
-            if part == 1:
-                B = rank_one
+            B = centred if part == 0 else Fr[1]
             out = SS[part]
             if P == 1:
                 info = _xxdot(_KIND, np.int8(0), len(B), B.ctypes, B.ctypes, out.ctypes)
@@ -307,10 +270,10 @@ def _svm_primal_qp(A, c, n_groups, U, gap_tol, max_iter, VJ, Vn, VP, centred, Fr
         finite = 1
         for p in range(P):  # S += S_rank + I; two copies of S in Fortran order for the two LU solves
             for q in range(P):
-                x = S[p, q] + S_rank[p, q]
+                x = SS[0, p, q] + SS[1, p, q]
                 if q == p:
                     x += 1.0
-                S[p, q] = x
+                SS[0, p, q] = x
                 if not math.isfinite(x):
                     finite = 0
                 SS[2, q, p] = x
@@ -322,8 +285,7 @@ def _svm_primal_qp(A, c, n_groups, U, gap_tol, max_iter, VJ, Vn, VP, centred, Fr
             # sigma tau (corrector).
             for i in range(n):
                 g = 0.0
-                lo = i * k
-                for j in range(lo, lo + k):
+                for j in range(i * k, i * k + k):
                     sj = s[j]
                     lj = lam[j]
                     r = -sj * lj
@@ -339,18 +301,15 @@ def _svm_primal_qp(A, c, n_groups, U, gap_tol, max_iter, VJ, Vn, VP, centred, Fr
                 if corrector:
                     r = r - dxi[i] * dmu[i] + sigma * tau
                 r_c2[i] = r
-                r_xi = U - glam[i] - m
-                b = -r_xi + g + r / x
+                b = -(U - glam[i] - m) + g + r / x  # -r_xi + G t1 + r_c2 / xi
                 b_xi[i] = b
                 b_xi_he[i] = b / HE[i]
             _matvec(A, t1, _NO_TRANS, At1, consts)
             _matvec(F, b_xi_he, _NO_TRANS, Fb, consts)
-            # dw <- np.linalg.solve(S, rhs), LU with partial pivoting (LAPACK gesv); numpy's
-            # errors come back as status codes. S >= I in exact arithmetic; LU copes when
-            # rounding blurs it.
+            # dw <- np.linalg.solve(S, rhs) by LU with partial pivoting (LAPACK gesv), numpy's
+            # errors as status codes. S >= I in exact arithmetic; LU copes when rounding blurs it.
             for p in range(P):
-                r_w = w[p] - Alam[p]
-                x = (-r_w + At1[p]) - Fb[p]
+                x = (-(w[p] - Alam[p]) + At1[p]) - Fb[p]  # -r_w + A't1 - F'(b_xi / HE)
                 dw[p] = x
                 if not math.isfinite(x):
                     status = _NOT_FINITE
@@ -364,8 +323,8 @@ def _svm_primal_qp(A, c, n_groups, U, gap_tol, max_iter, VJ, Vn, VP, centred, Fr
                 break
             _matvec(F, dw, _TRANS, g1, consts)  # F dw
             _matvec(A, dw, _TRANS, Adw, consts)
-            # dxi, dmu, ds, dlam, and the longest step in [0, 1] that keeps s, lam, xi, mu >= 0:
-            # the minimum of 1 and of -v / dv over dv < 0, for each of the four in turn.
+            # dxi, dmu, ds, dlam, and the longest step in [0, 1] keeping s, lam, xi, mu >= 0: the
+            # minimum of 1 and of -v / dv over dv < 0, for each of the four in turn.
             step_s = step_lam = step_xi = step_mu = 1.0
             for i in range(n):
                 x = xi[i]
@@ -375,15 +334,10 @@ def _svm_primal_qp(A, c, n_groups, U, gap_tol, max_iter, VJ, Vn, VP, centred, Fr
                 dxi[i] = dx
                 dmu[i] = dm
                 if dx < 0.0:
-                    a = -x / dx
-                    if a < step_xi:
-                        step_xi = a
+                    step_xi = min(step_xi, -x / dx)
                 if dm < 0.0:
-                    a = -m / dm
-                    if a < step_mu:
-                        step_mu = a
-                lo = i * k
-                for j in range(lo, lo + k):
+                    step_mu = min(step_mu, -m / dm)
+                for j in range(i * k, i * k + k):
                     sj = s[j]
                     lj = lam[j]
                     d_s = -r_s[j] + Adw[j] + dx
@@ -391,39 +345,24 @@ def _svm_primal_qp(A, c, n_groups, U, gap_tol, max_iter, VJ, Vn, VP, centred, Fr
                     ds[j] = d_s
                     dlam[j] = d_l
                     if d_s < 0.0:
-                        a = -sj / d_s
-                        if a < step_s:
-                            step_s = a
+                        step_s = min(step_s, -sj / d_s)
                     if d_l < 0.0:
-                        a = -lj / d_l
-                        if a < step_lam:
-                            step_lam = a
-            alpha = step_s
-            if step_lam < alpha:
-                alpha = step_lam
-            if step_xi < alpha:
-                alpha = step_xi
-            if step_mu < alpha:
-                alpha = step_mu
+                        step_lam = min(step_lam, -lj / d_l)
+            alpha = min(min(min(step_s, step_lam), step_xi), step_mu)
             if corrector == 0:
                 # sigma = (tau_aff / tau)^3, tau_aff = ((s + alpha ds)'(lam + alpha dlam) + (xi + alpha dxi)'(mu + alpha dmu)) / m_total
                 for i in range(n):
                     g1[i] = xi[i] + alpha * dxi[i]
                     b_xi[i] = mu[i] + alpha * dmu[i]
-                    lo = i * k
-                    for j in range(lo, lo + k):
+                    for j in range(i * k, i * k + k):
                         t1[j] = s[j] + alpha * ds[j]
                         Adw[j] = lam[j] + alpha * dlam[j]
                 tau_aff = (_dot(t1, Adw, consts) + _dot(g1, b_xi, consts)) / m_total
                 sigma = (tau_aff / tau) ** 3
         if status != _OK:
             break
-        alpha = 0.99 * alpha
-        if not alpha < 1.0:  # min(1, 0.99 alpha)
-            alpha = 1.0
-    if status == _STOP:
-        status = _OK
-    return best_primal, gap, iterations, status
+        alpha = min(1.0, 0.99 * alpha)
+    return best_primal, gap, iterations, status * (status > 0)  # _STOP -> _OK
 
 
 def svm_primal_qp(A, c, n_groups, U, gap_tol=1e-9, max_iter=200):
@@ -448,9 +387,9 @@ def svm_primal_qp(A, c, n_groups, U, gap_tol=1e-9, max_iter=200):
     if max_iter < 1:  # no iteration: the starting point w = 0
         w = np.zeros(P)
         return w, float(U) * svm_hinge_sum(A, c, n, w), np.inf, 0
-    VJ, Vn, VP = np.empty((10, J)), np.empty((10, n)), np.zeros((7, P))
+    VJ, Vn, VP = np.empty((9, J)), np.empty((10, n)), np.zeros((7, P))
     centred, Fr, SS = np.empty((J, P)), np.empty((2, n, P)), np.empty((4, P, P))
-    consts = _consts()
+    consts = _CONSTS.copy()
     primal, gap, iterations, status = _svm_primal_qp(A, c, n, float(U), float(gap_tol), int(max_iter), VJ,
                                                      Vn, VP, centred, Fr, SS, np.empty(P, dtype=_LAPACK_INT), consts)
     _raise_for(status, consts)
@@ -458,9 +397,8 @@ def svm_primal_qp(A, c, n_groups, U, gap_tol=1e-9, max_iter=200):
 
 
 def _float64(a):
-    """A C-contiguous, writable float64 copy of ``a``: one compiled specialisation of each
-    kernel (and of the BLAS helpers it calls) whatever layout, dtype or writability the
-    caller's array has. The copies are O(size) against the solver's O(rows * weights^2)."""
+    """A C-contiguous, writable float64 copy of ``a``: one compiled specialisation of each kernel
+    whatever the caller's layout, dtype or writability; O(size) against the solver's O(J P^2)."""
     return np.array(a, dtype=np.float64, order="C")
 
 
@@ -545,11 +483,11 @@ def assignment_pass(order, z, counts, Q0, q_new, X, code, s, Xt, y, n_classes, s
     current component. Returns ``(z, seeds)``: new labels and the seed index of every
     component opened, numbered from ``Q0.shape[1]`` on.
     """
-    # labels as float64 (exact for the +-1 and 0..M-1 codes): one compiled specialisation
-    # for the binary, the multi-class and the unlabelled (DP-means) callers
-    z, X = _int64(z), _float64(X)  # z and counts are copies: the kernel updates them in place
+    # labels as float64 (exact for the +-1 and 0..M-1 codes): one compiled specialisation for
+    # the binary, multi-class and unlabelled (DP-means) callers; z and counts are copies
+    z, X = _int64(z), _float64(X)
     seeds = np.empty(X.shape[0], dtype=np.int64)
-    consts = _consts()
+    consts = _CONSTS.copy()
     n_new = _assignment_pass(_int64(order), z, _int64(counts), _float64(Q0), _float64(q_new), X, int(code), float(s),
                              _float64(Xt), _float64(y), int(n_classes), _float64(seed_scale), float(C), float(margin),
                              seeds, consts)
