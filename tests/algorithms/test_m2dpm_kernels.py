@@ -105,6 +105,27 @@ def test_qp_reports_a_singular_newton_system(seed):
         svm_primal_qp(A, c, n, U, tol, max_iter)
 
 
+def test_qp_edge_cases_give_the_pinned_results():
+    # no iteration: the starting point w = 0 with its objective U * sum_i max(0, max_j c_j)
+    w, primal, gap, its = svm_primal_qp(np.ones((4, 3)), np.arange(4.0), 2, 2.0, max_iter=0)
+    np.testing.assert_array_equal(w, np.zeros(3))
+    assert (primal, gap, its) == (2.0 * (1.0 + 3.0), np.inf, 0)
+    # a Schur complement that overflows stops the solver quietly at the best point so far
+    w, primal, gap, its = svm_primal_qp(np.array([[1.0, 1e300], [0.0, 1.0]]), np.ones(2), 2, 1.0)
+    np.testing.assert_array_equal(w, np.zeros(2))
+    assert (primal, gap, its) == (2.0, np.inf, 1)
+    # no weights at all (P = 0): the hinge terms alone
+    w, primal, gap, its = svm_primal_qp(np.zeros((4, 0)), np.ones(4), 2, 1.0)
+    assert w.shape == (0,) and primal == 2.0 and 0 <= gap <= 1e-9 * primal and its == 7
+
+
+@pytest.mark.parametrize("n_groups, c, match", [(0, np.ones(6), "n_groups"), (4, np.ones(6), "n_groups"),
+                                                (7, np.ones(6), "n_groups"), (3, np.ones(5), "one entry per row")])
+def test_qp_rejects_inconsistent_groups_and_margins(n_groups, c, match):
+    with pytest.raises(ValueError, match=match):
+        svm_primal_qp(np.ones((6, 2)), c, n_groups, 1.0)
+
+
 def test_qp_leaves_its_inputs_alone_and_accepts_any_layout():
     A, c, n, U, tol, max_iter = qp_problem(5)
     A_in, c_in = np.asfortranarray(A), c.copy()

@@ -278,7 +278,7 @@ def _svm_primal_qp(A, c, n, U, gap_tol, max_iter, VJ, Vn, VP, centred, Fr, SS, p
                     finite = 0
                 SS[2, q, p] = x
                 SS[3, q, p] = x
-        status = _OK if finite else _STOP
+        status = finite - 1  # _OK, or _STOP when S is not finite
         for corrector in range(2 * finite):  # Mehrotra: the affine direction, then the centred corrector
             # Newton direction (normal equations reduced to P x P) for the complementarity
             # residuals r_c1 = -s lam, r_c2 = -xi mu (affine), minus ds dlam, dxi dmu and plus
@@ -376,7 +376,8 @@ def svm_primal_qp(A, c, n_groups, U, gap_tol=1e-9, max_iter=200):
     Returns ``(w, primal, gap, iterations)``: ``primal`` is the objective at ``w`` and
     ``gap`` the certified duality gap (``primal - dual``), ``<= gap_tol * primal`` unless
     ``max_iter`` was reached or the complementarity fell to rounding level first (then
-    ``gap`` says how close ``w`` is).
+    ``gap`` says how close ``w`` is). Raises ValueError unless ``n_groups`` splits the rows
+    of ``A`` into equal, non-empty groups and ``c`` has one entry per row.
     """
     A, c = _float64(A), _float64(c)
     (J, P), n = A.shape, int(n_groups)
@@ -415,10 +416,7 @@ def _assignment_pass(order, z, counts, Q0, q_new, X, code, s, Xt, y, n_classes, 
         i = order[t]
         current = z[i]
         best = current
-        if current < K0:
-            best_cost = Q0[i, current]
-        else:
-            best_cost = math.inf  # cannot happen: opened components hold only their seed
+        best_cost = Q0[i, current] if current < K0 else math.inf  # opened components hold only their seed
         for k in range(K0):
             if k != current and counts[k] > 0 and Q0[i, k] < best_cost:
                 best_cost = Q0[i, k]
