@@ -30,6 +30,7 @@ from numba.core import types
 _KIND = np.int8(ord("d"))
 _NO_TRANS = np.int8(ord("n"))
 _TRANS = np.int8(ord("t"))
+_REAL = np.int8(0)  # ddot's "conjugate" flag
 _xxgemv = types.ExternalFunction("numba_xxgemv", types.intc(
     types.char, types.char, types.intp, types.intp, types.voidptr, types.voidptr, types.intp, types.voidptr,
     types.voidptr, types.voidptr))
@@ -63,7 +64,7 @@ def _raise_for(status, consts):
 @numba.njit(cache=True, no_rewrites=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
 def _dot(x, y, consts):
     """``np.dot(x, y)`` of two float64 vectors."""
-    if _xxdot(_KIND, np.int8(0), len(x), x.ctypes, y.ctypes, consts[_DOT].ctypes) != 0:
+    if _xxdot(_KIND, _REAL, len(x), x.ctypes, y.ctypes, consts[_DOT].ctypes) != 0:
         consts[_FAILED, 0] = 1.0
     return consts[_DOT, 0]
 
@@ -104,10 +105,11 @@ def svm_hinge_sum(A, c, n_groups, w):
     return total
 
 
-# The solver is one function with its loops fused as far as the data flow allows: numba's compile
-# time grows with the number of loops far more than with their bodies, and every helper is compiled
-# again inside each caller. Each element's operations are those of the textbook form, in the same
-# order, and so are the reductions. Work vectors: rows of one matrix per length (J, n groups, P):
+# The solver is one function (over the BLAS wrappers) with its loops fused as far as the data flow
+# allows: numba's compile time grows with the number of loops far more than with their bodies, and
+# every helper is compiled again inside each caller. Each element's operations are those of the
+# textbook form, in the same order, as are the reductions. Work vectors: rows of one matrix per
+# length (J rows, n groups, P weights):
 _S, _LAM, _R_S, _R_C1, _AW, _DS, _DLAM, _T1, _ADW = range(9)  # J
 _XI, _MU, _HE, _R_C2, _GLAM, _DXI, _DMU, _G1, _B_XI, _B_XI_HE = range(10)  # n
 _BEST_W, _W, _W_DUAL, _ALAM, _DW, _AT1, _FB = range(7)  # P (_W and _W_DUAL adjacent)
@@ -158,7 +160,7 @@ def _svm_primal_qp(A, c, n, U, gap_tol, max_iter, VJ, Vn, VP, centred, Fr, SS, p
             s[j] = Aw[j] + x - c[j]
             lam[j] = U / (2.0 * k)
     m_total = J + n
-    best_primal = 0.0  # the objective at w = 0, set in the first iteration
+    best_primal = 0.0  # the objective at w = 0, set in the first iteration (max_iter >= 1)
     gap = np.inf
     iterations = 0
     status = _OK
@@ -261,7 +263,7 @@ def _svm_primal_qp(A, c, n, U, gap_tol, max_iter, VJ, Vn, VP, centred, Fr, SS, p
             B = centred if part == 0 else Fr[1]
             out = SS[part]
             if P == 1:
-                info = _xxdot(_KIND, np.int8(0), len(B), B.ctypes, B.ctypes, out.ctypes)
+                info = _xxdot(_KIND, _REAL, len(B), B.ctypes, B.ctypes, out.ctypes)
             else:
                 info = _xxgemm(_KIND, _NO_TRANS, _TRANS, P, P, len(B), consts[_ONE].ctypes, B.ctypes, P, B.ctypes,
                                P, consts[_ZERO].ctypes, out.ctypes, P)
