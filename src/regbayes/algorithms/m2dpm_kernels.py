@@ -146,22 +146,9 @@ def _svm_primal_qp(A, c, n, U, gap_tol, max_iter, VJ, Vn, VP, centred, Fr, SS, p
     Fb = VP[_FB]
     F = Fr[0]
     _matvec(A, w, _TRANS, Aw, consts)  # w = best_w = 0: VP comes zeroed
-    for i in range(n):  # xi = max(0, max_j c_j) + 1 per group; s = A w + xi - c; lam = U / 2k; mu = U / 2
-        lo = i * k
-        top = c[lo]
-        for j in range(lo + 1, lo + k):
-            cj = c[j]
-            if cj > top:
-                top = cj
-        x = (top if not 0.0 > top else 0.0) + 1.0  # max(top, 0) + 1
-        xi[i] = x
-        mu[i] = U / 2.0
-        for j in range(lo, lo + k):
-            s[j] = Aw[j] + x - c[j]
-            lam[j] = U / (2.0 * k)
     m_total = J + n
     best_primal = 0.0  # the objective at w = 0, set in the first iteration (max_iter >= 1)
-    gap = np.inf
+    gap = dual = np.inf
     iterations = 0
     status = _OK
     alpha = sigma = tau = 0.0
@@ -170,20 +157,27 @@ def _svm_primal_qp(A, c, n, U, gap_tol, max_iter, VJ, Vn, VP, centred, Fr, SS, p
         step = it > 0  # the previous iteration's step is taken here, in the loops over the groups
         for p in range(P * step):
             w[p] = w[p] + alpha * dw[p]
-        # Certificate: the dual at a feasible rescaling of lam; the primal at two candidates.
         top = 0.0
         for i in range(n):
             if step:
                 xi[i] = xi[i] + alpha * dxi[i]
                 mu[i] = mu[i] + alpha * dmu[i]
+            else:  # the start: xi = max(0, max_j c_j) + 1, mu = U / 2, s = A w + xi - c, lam = U / 2k
+                c_max = c[i * k]
+                for j in range(i * k + 1, i * k + k):
+                    if c[j] > c_max:
+                        c_max = c[j]
+                xi[i] = (c_max if not 0.0 > c_max else 0.0) + 1.0
+                mu[i] = U / 2.0
             g = 0.0
             for j in range(i * k, i * k + k):
-                x = lam[j]
                 if step:
                     s[j] = s[j] + alpha * ds[j]
-                    x = x + alpha * dlam[j]
-                    lam[j] = x
-                g += x
+                    lam[j] = lam[j] + alpha * dlam[j]
+                else:
+                    s[j] = Aw[j] + xi[i] - c[j]
+                    lam[j] = U / (2.0 * k)
+                g += lam[j]
             glam[i] = g
             if i == 0 or g > top:
                 top = g
@@ -191,23 +185,24 @@ def _svm_primal_qp(A, c, n, U, gap_tol, max_iter, VJ, Vn, VP, centred, Fr, SS, p
         if top > 0.0:
             if U / top < 1.0:
                 shrink = U / top  # min(1, U / top)
-        for j in range(J):
-            t1[j] = lam[j] * shrink
-        _matvec(A, t1, _NO_TRANS, VP[_W_DUAL], consts)
-        dual = shrink * _dot(c, lam, consts) - 0.5 * _dot(VP[_W_DUAL], VP[_W_DUAL], consts)
-        for cand_index in range(2):  # w, then w_dual
+        # Certificate: the dual at the feasible rescaling shrink lam; the primal at two candidates.
+        for cand_index in range(2):  # w, then w_dual = A'(shrink lam)
             cand = VP[_W + cand_index]
             _matvec(A, cand, _TRANS, Aw, consts)
             h = 0.0  # svm_hinge_sum(A, c, n, cand)
             for i in range(n):
                 worst = 0.0
                 for j in range(i * k, i * k + k):
+                    t1[j] = lam[j] * shrink
                     r = c[j] - Aw[j]
                     if r > worst:
                         worst = r
                 h += worst
-            if it == 0 and cand_index == 0:
-                best_primal = U * h  # at the starting point w = best_w = 0
+            if cand_index == 0:
+                if it == 0:
+                    best_primal = U * h  # at the starting point w = best_w = 0
+                _matvec(A, t1, _NO_TRANS, VP[_W_DUAL], consts)
+                dual = shrink * _dot(c, lam, consts) - 0.5 * _dot(VP[_W_DUAL], VP[_W_DUAL], consts)
             value = 0.5 * _dot(cand, cand, consts) + U * h
             if value < best_primal:
                 best_primal = value
