@@ -117,6 +117,8 @@ _BEST_W, _W, _W_DUAL, _ALAM, _DW, _AT1, _FB = range(7)  # P (_W and _W_DUAL adja
 
 @numba.njit(cache=True, no_rewrites=True, no_cfunc_wrapper=True)
 def _svm_primal_qp(A, c, n, U, gap_tol, max_iter, VJ, Vn, VP, centred, Fr, SS, pivots, consts):
+    """:func:`svm_primal_qp` on the caller's work arrays: returns ``(primal, gap, iterations,
+    status)``, the weights in ``VP[_BEST_W]``."""
     J, P = A.shape
     k = J // n
     # one assignment each (numba compiles tuples of arrays into far more code)
