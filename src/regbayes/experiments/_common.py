@@ -377,3 +377,24 @@ def budgeted_draws(make, X, y, budget_seconds: float, *, min_draws: int = 5, max
     per_iteration = float(np.median(steps[1:])) if len(steps) > 1 else float(steps[0])
     per_iteration = max(per_iteration, 1e-9)
     return int(np.clip(budget_seconds / per_iteration, min_draws, max_draws)), per_iteration
+
+
+def stays_from(ok):
+    """Index of the first entry after which ``ok`` holds to the end (None if never): where a
+    curve enters its band for good."""
+    ok = np.asarray(ok, dtype=bool)
+    if len(ok) == 0 or not ok[-1]:
+        return None
+    bad = np.nonzero(~ok)[0]
+    return 0 if len(bad) == 0 else int(bad[-1] + 1)
+
+
+def band_entry_text(documents, seconds) -> str:
+    """Where a curve enters its band for good: documents and seconds, or that it never does."""
+    return "never (the last snapshot is outside the band)" if documents is None else \
+        f"from {documents} documents / {seconds:.2f} s"
+
+
+def ratio_text(value) -> str:
+    """A speed-up ``value`` as ``"3.2x"``, or "not reached"."""
+    return "not reached" if value is None else f"{value:.1f}x"

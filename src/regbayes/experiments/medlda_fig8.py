@@ -43,7 +43,7 @@ import time
 
 import numpy as np
 
-from ._common import markdown_table, write_outputs
+from ._common import band_entry_text, markdown_table, ratio_text, stays_from, write_outputs
 
 NAME = "medlda-fig8"
 TITLE = "Fig. 8: MedLDA test accuracy vs documents processed and wall time"
@@ -243,14 +243,6 @@ def medlda_curve(X_train, y_train, X_test, y_test, *, warm_up: bool = True, **pa
     return out
 
 
-def _stays_from(values, ok):
-    """Index of the first entry after which ``ok`` holds to the end (None if never)."""
-    ok = np.asarray(ok, dtype=bool)
-    if len(ok) == 0 or not ok[-1]:
-        return None
-    bad = np.nonzero(~ok)[0]
-    return 0 if len(bad) == 0 else int(bad[-1] + 1)
-
 
 def reach_summary(gibbs: dict, ssgrld: dict, *, tolerance: float = 0.01, final_window: int = 3) -> dict:
     """The issue's speed target, measured on the curves.
@@ -265,8 +257,8 @@ def reach_summary(gibbs: dict, ssgrld: dict, *, tolerance: float = 0.01, final_w
     if len(g_acc) == 0 or len(s_acc) == 0:
         return {"reference_accuracy": None}
     reference = float(np.mean(g_acc[-final_window:]))
-    gi = _stays_from(g_acc, np.abs(g_acc - reference) <= tolerance)
-    si = _stays_from(s_acc, s_acc >= reference - tolerance)
+    gi = stays_from(np.abs(g_acc - reference) <= tolerance)
+    si = stays_from(s_acc >= reference - tolerance)
     out = {"reference_accuracy": reference, "tolerance": tolerance,
            "gibbs_docs": gibbs["n_docs"][gi] if gi is not None else None,
            "gibbs_seconds": gibbs["times"][gi] if gi is not None else None,
@@ -433,19 +425,10 @@ def _markdown(data, k, table, summary, runs, seconds):
             "with `refit_classifier` (default) uses a classifier refitted on label-free topic "
             "proportions. "
             f"Gibbs MedLDA's final snapshot accuracy (mean of its last 3 snapshots): {summary['reference_accuracy']:.4f}. "
-            f"Gibbs stays within {tol:g} point(s) of it {_from(summary['gibbs_docs'], summary['gibbs_seconds'])}; "
-            f"SSGRLD stays at or above it minus {tol:g} point(s) {_from(summary['ssgrld_docs'], summary['ssgrld_seconds'])} "
+            f"Gibbs stays within {tol:g} point(s) of it {band_entry_text(summary['gibbs_docs'], summary['gibbs_seconds'])}; "
+            f"SSGRLD stays at or above it minus {tol:g} point(s) {band_entry_text(summary['ssgrld_docs'], summary['ssgrld_seconds'])} "
             f"(best SSGRLD snapshot {summary['ssgrld_best_accuracy']:.4f}). Ratios Gibbs / SSGRLD: "
-            f"documents {_x(summary['docs_ratio'])}, wall time {_x(summary['time_ratio'])}.", ""]
+            f"documents {ratio_text(summary['docs_ratio'])}, wall time {ratio_text(summary['time_ratio'])}.", ""]
     lines.append(f"Total time: {seconds:.1f} s.")
     return "\n".join(lines) + "\n"
 
-
-def _from(documents, seconds):
-    """Where a curve enters its band for good: documents and seconds, or that it never does."""
-    return "never (the last snapshot is outside the band)" if documents is None else \
-        f"from {documents} documents / {seconds:.2f} s"
-
-
-def _x(value):
-    return "not reached" if value is None else f"{value:.1f}x"

@@ -34,7 +34,7 @@ import time
 
 import numpy as np
 
-from ._common import markdown_table, write_outputs
+from ._common import band_entry_text, markdown_table, ratio_text, stays_from, write_outputs
 
 NAME = "medlda-multilabel"
 TITLE = "Fig. 8 (right): multi-label MedLDA F1 vs documents processed and wall time"
@@ -197,14 +197,6 @@ def _warm_rows(Y, n):
     return np.array(sorted(rows))
 
 
-def _stays_from(ok):
-    """Index of the first entry after which ``ok`` holds to the end (None if never)."""
-    ok = np.asarray(ok, dtype=bool)
-    if len(ok) == 0 or not ok[-1]:
-        return None
-    bad = np.nonzero(~ok)[0]
-    return 0 if len(bad) == 0 else int(bad[-1] + 1)
-
 
 def reach(reference_curve: dict, curve: dict, *, key: str = "micro_f1", tolerance: float = 0.01,
           final_window: int = 3) -> dict:
@@ -219,8 +211,8 @@ def reach(reference_curve: dict, curve: dict, *, key: str = "micro_f1", toleranc
     if len(ref) == 0 or len(other) == 0:
         return {"reference": None}
     reference = float(np.mean(ref[-final_window:]))
-    ri = _stays_from(np.abs(ref - reference) <= tolerance)
-    ci = _stays_from(other >= reference - tolerance)
+    ri = stays_from(np.abs(ref - reference) <= tolerance)
+    ci = stays_from(other >= reference - tolerance)
     out = {"reference": reference, "key": key, "tolerance": tolerance,
            "reference_docs": reference_curve["n_docs"][ri] if ri is not None else None,
            "reference_seconds": reference_curve["times"][ri] if ri is not None else None,
@@ -407,10 +399,11 @@ def _markdown(corpus, k, table, targets, seconds):
         tol = speed["tolerance"]
         lines.append(
             f"Speed target (micro-F1): paMedLDA's final snapshot micro-F1 (mean of its last 3) is "
-            f"{speed['reference']:.4f}; paMedLDA stays within {tol:g} of it {_from(speed['reference_docs'], speed['reference_seconds'])}; "
-            f"SSGRLD stays at or above it minus {tol:g} {_from(speed['docs'], speed['seconds'])}. "
-            f"Wall time paMedLDA / SSGRLD: {_x(speed['time_ratio'])} to stay in the band; "
-            f"{_x(speed['total_time_ratio'])} with paMedLDA's whole pass ({speed['reference_total_seconds']:.2f} s) "
+            f"{speed['reference']:.4f}; paMedLDA stays within {tol:g} of it "
+            f"{band_entry_text(speed['reference_docs'], speed['reference_seconds'])}; "
+            f"SSGRLD stays at or above it minus {tol:g} {band_entry_text(speed['docs'], speed['seconds'])}. "
+            f"Wall time paMedLDA / SSGRLD: {ratio_text(speed['time_ratio'])} to stay in the band; "
+            f"{ratio_text(speed['total_time_ratio'])} with paMedLDA's whole pass ({speed['reference_total_seconds']:.2f} s) "
             "(target: at least 2x).")
         lines.append("")
     versus = targets.get("macro_f1_vs_baseline")
@@ -423,11 +416,3 @@ def _markdown(corpus, k, table, targets, seconds):
     lines.append(f"Total time: {seconds:.1f} s.")
     return "\n".join(lines) + "\n"
 
-
-def _from(documents, seconds):
-    return "never (the last snapshot is outside the band)" if documents is None else \
-        f"from {documents} documents / {seconds:.2f} s"
-
-
-def _x(value):
-    return "not reached" if value is None else f"{value:.1f}x"
