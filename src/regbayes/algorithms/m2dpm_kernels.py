@@ -41,13 +41,16 @@ _xxdot = types.ExternalFunction("numba_xxdot", types.intc(
     types.char, types.char, types.intp, types.voidptr, types.voidptr, types.voidptr))
 _xgesv = types.ExternalFunction("numba_xgesv", types.intc(
     types.char, types.intp, types.intp, types.voidptr, types.intp, types.voidptr, types.voidptr, types.intp))
-_LAPACK_INT = numba_linalg.F_INT_nptype
 
 # The compiled code allocates and raises nothing (numba compiles every call form of np.empty / .copy()
 # and every error as code of its own): the wrappers allocate, and raise on the kernels' status codes.
 _STOP, _OK, _NOT_FINITE, _SINGULAR, _BLAS_FAILED = -1, 0, 1, 2, 3  # _STOP: no further progress possible
 # Rows of ``consts`` (4 x 1): BLAS's alpha = 1 and beta = 0, ddot's result, a flag set when BLAS failed.
 _ONE, _ZERO, _DOT, _FAILED = 0, 1, 2, 3
+# numba options: no reference counting (nothing is allocated), no rewrite passes (there are no
+# array expressions), no cfunc wrapper; no CPython wrapper for the helpers of compiled code.
+_JIT = dict(cache=True, _nrt=False, no_rewrites=True, no_cfunc_wrapper=True)
+_HELPER = dict(_JIT, no_cpython_wrapper=True)
 _CONSTS = np.array([[1.0], [0.0], [0.0], [0.0]])  # copied for each call
 
 
@@ -61,7 +64,7 @@ def _raise_for(status, consts):
         raise RuntimeError("BLAS/LAPACK call failed (is scipy installed?)")
 
 
-@numba.njit(cache=True, no_rewrites=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
+@numba.njit(**_HELPER)
 def _dot(x, y, consts):
     """``np.dot(x, y)`` of two float64 vectors."""
     if _xxdot(_KIND, _REAL, len(x), x.ctypes, y.ctypes, consts[_DOT].ctypes) != 0:
@@ -69,7 +72,7 @@ def _dot(x, y, consts):
     return consts[_DOT, 0]
 
 
-@numba.njit(cache=True, no_rewrites=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
+@numba.njit(**_HELPER)
 def _matvec(A, x, trans, out, consts):
     """``out <- A @ x`` (``trans`` is ``_TRANS``: BLAS sees the C-contiguous ``A`` as its
     Fortran transpose) or ``out <- A.T @ x`` (``_NO_TRANS``); an int8, not a bool literal."""
@@ -82,7 +85,7 @@ def _matvec(A, x, trans, out, consts):
         consts[_FAILED, 0] = 1.0
 
 
-@numba.njit(cache=True, no_rewrites=True, no_cfunc_wrapper=True)
+@numba.njit(**_JIT)
 def _svm_hinge_sum(A, c, n_groups, w, Aw, consts):
     k = len(A) // n_groups
     _matvec(A, w, _TRANS, Aw, consts)
@@ -115,7 +118,7 @@ _XI, _MU, _HE, _R_C2, _GLAM, _DXI, _DMU, _G1, _B_XI, _B_XI_HE = range(10)  # n
 _BEST_W, _W, _W_DUAL, _ALAM, _DW, _AT1, _FB = range(7)  # P (_W and _W_DUAL adjacent)
 
 
-@numba.njit(cache=True, no_rewrites=True, no_cfunc_wrapper=True)
+@numba.njit(**_JIT)
 def _svm_primal_qp(A, c, n, U, gap_tol, max_iter, VJ, Vn, VP, centred, Fr, SS, pivots, consts):
     """:func:`svm_primal_qp` on the caller's work arrays: returns ``(primal, gap, iterations,
     status)``, the weights in ``VP[_BEST_W]``."""
@@ -391,7 +394,7 @@ def svm_primal_qp(A, c, n_groups, U, gap_tol=1e-9, max_iter=200):
     centred, Fr, SS = np.empty((J, P)), np.empty((2, n, P)), np.empty((4, P, P))
     consts = _CONSTS.copy()
     primal, gap, iterations, status = _svm_primal_qp(A, c, n, float(U), float(gap_tol), int(max_iter), VJ,
-                                                     Vn, VP, centred, Fr, SS, np.empty(P, dtype=_LAPACK_INT), consts)
+                                                     Vn, VP, centred, Fr, SS, np.empty(P, dtype=numba_linalg.F_INT_nptype), consts)
     _raise_for(status, consts)
     return VP[_BEST_W].copy(), primal, gap, iterations
 
@@ -402,7 +405,7 @@ def _float64(a):
     return np.array(a, dtype=np.float64, order="C")
 
 
-@numba.njit(cache=True, no_rewrites=True, no_cfunc_wrapper=True)
+@numba.njit(**_JIT)
 def _assignment_pass(order, z, counts, Q0, q_new, X, code, s, Xt, y, n_classes, seed_scale, C, margin, seeds,
                      consts):
     """The pass on ``z`` and ``counts`` in place; writes the seeds into ``seeds`` and
