@@ -61,6 +61,14 @@ def _label_probabilities(zbar, coef, c, margin):
     return p / p.sum(axis=1, keepdims=True)
 
 
+def _checked_lda_settings(n_docs, n_topics, n_words, doc_length, alpha, beta):
+    """The LDA part's arguments, checked: D >= 1, K >= 2, V >= 2, mean length >= 1 and
+    positive Dirichlet parameters."""
+    return (check_int("n_docs", n_docs), check_int("n_topics", n_topics, 2), check_int("n_words", n_words, 2),
+            check_real("doc_length", doc_length, low=1.0), check_real("alpha", alpha, low=0.0, low_inclusive=False),
+            check_real("beta", beta, low=0.0, low_inclusive=False))
+
+
 def _lda_documents(rng, topic_word, n_docs, doc_length, alpha):
     """LDA documents under the topics ``topic_word`` (K, V): ``theta_d ~ Dir(alpha)``,
     ``N_d ~ 1 + Poisson(doc_length - 1)``, ``n_d ~ Mult(N_d, theta_d)`` and each token's word
@@ -128,19 +136,9 @@ def make_topic_corpus(
     doc_topic : ndarray (n_docs, n_topics), rows sum to 1 (theta)
     coef : ndarray (1 or n_classes, n_topics), only if ``return_coef``
     """
-    n_docs = check_int("n_docs", n_docs)
-    n_topics = check_int("n_topics", n_topics)
-    n_words = check_int("n_words", n_words)
-    n_classes = check_int("n_classes", n_classes)
-    if n_topics < 2:
-        raise ValueError(f"n_topics must be at least 2, got {n_topics}")
-    if n_words < 2:
-        raise ValueError(f"n_words must be at least 2, got {n_words}")
-    if n_classes < 2:
-        raise ValueError(f"n_classes must be at least 2, got {n_classes}")
-    doc_length = check_real("doc_length", doc_length, low=1.0)
-    alpha = check_real("alpha", alpha, low=0.0, low_inclusive=False)
-    beta = check_real("beta", beta, low=0.0, low_inclusive=False)
+    n_docs, n_topics, n_words, doc_length, alpha, beta = _checked_lda_settings(n_docs, n_topics, n_words, doc_length,
+                                                                               alpha, beta)
+    n_classes = check_int("n_classes", n_classes, 2)
     C = check_real("C", C, low=0.0, low_inclusive=False)
     margin = check_real("margin", margin, low=0.0)
     prior_scale = check_real("prior_scale", prior_scale, low=0.0, low_inclusive=False)
@@ -206,13 +204,9 @@ def make_multilabel_topic_corpus(
     doc_topic : ndarray (n_docs, n_topics), rows sum to 1 (theta)
     coef : ndarray (n_labels, n_topics), only if ``return_coef``
     """
-    n_docs = check_int("n_docs", n_docs)
-    n_topics = check_int("n_topics", n_topics, 2)
-    n_words = check_int("n_words", n_words, 2)
+    n_docs, n_topics, n_words, doc_length, alpha, beta = _checked_lda_settings(n_docs, n_topics, n_words, doc_length,
+                                                                               alpha, beta)
     n_labels = check_int("n_labels", n_labels, 2)
-    doc_length = check_real("doc_length", doc_length, low=1.0)
-    alpha = check_real("alpha", alpha, low=0.0, low_inclusive=False)
-    beta = check_real("beta", beta, low=0.0, low_inclusive=False)
     C = check_real("C", C, low=0.0, low_inclusive=False)
     margin = check_real("margin", margin, low=0.0)
     prior_scale = check_real("prior_scale", prior_scale, low=0.0, low_inclusive=False)
@@ -294,12 +288,8 @@ def make_topic_regression_corpus(
     TopicRegressionCorpus ``(X, y, topic_word, doc_topic, coef, intercept, zbar)``; its
     ``oracle_predictions()`` are ``zbar @ coef + intercept``.
     """
-    n_docs = check_int("n_docs", n_docs)
-    n_topics = check_int("n_topics", n_topics, 2)
-    n_words = check_int("n_words", n_words, 2)
-    doc_length = check_real("doc_length", doc_length, low=1.0)
-    alpha = check_real("alpha", alpha, low=0.0, low_inclusive=False)
-    beta = check_real("beta", beta, low=0.0, low_inclusive=False)
+    n_docs, n_topics, n_words, doc_length, alpha, beta = _checked_lda_settings(n_docs, n_topics, n_words, doc_length,
+                                                                               alpha, beta)
     prior_scale = check_real("prior_scale", prior_scale, low=0.0, low_inclusive=False)
     intercept = check_real("intercept", intercept)
     noise = check_real("noise", noise, low=0.0)
