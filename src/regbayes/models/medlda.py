@@ -59,7 +59,7 @@ from ..samplers import defaults
 from .base import RegBayesEstimator
 from .medlda_refit import refit_classifier
 from .topic_classifier import TopicClassifierMixin, multilabel_tags
-from .topic_input import POSITIVE, TOPIC_CONSTRAINTS, CountInputMixin, at_least
+from .topic_input import POSITIVE, TOPIC_CLASSIFIER_CONSTRAINTS, TOPIC_CONSTRAINTS, CountInputMixin
 
 SAMPLERS = ("ssgrld", "gibbs")
 MULTI_CLASS = ("auto", "ovr", "crammer_singer")
@@ -186,18 +186,11 @@ class MedLDA(ClassifierMixin, TransformerMixin, TopicClassifierMixin, CountInput
 
     _parameter_constraints = {
         **TOPIC_CONSTRAINTS,
-        "margin": [POSITIVE],
+        **TOPIC_CLASSIFIER_CONSTRAINTS,
         "sampler": [StrOptions(set(SAMPLERS))],
         "multi_class": [StrOptions(set(MULTI_CLASS))],
-        "batch_size": [at_least(1)],
-        "n_inner_sweeps": [at_least(1)],
-        "n_inner_burnin": [at_least(0)],
         "topic_step_size": _STEP,
         "classifier_step_size": _STEP,
-        "n_draws": [at_least(1)],
-        "refit_classifier": ["boolean"],
-        "snapshot_every": [at_least(1), None],
-        "callback": [callable, None],
     }
 
     def __init__(

@@ -39,7 +39,7 @@ from ..rng import host_seeds
 from .base import RegBayesEstimator
 from .medlda_refit import refit_classifier
 from .topic_classifier import TopicClassifierMixin, multilabel_tags
-from .topic_input import POSITIVE, TOPIC_CONSTRAINTS, CountInputMixin, at_least
+from .topic_input import TOPIC_CLASSIFIER_CONSTRAINTS, TOPIC_CONSTRAINTS, CountInputMixin, at_least
 
 _CONSTRAINTS = {key: value for key, value in TOPIC_CONSTRAINTS.items() if key != "n_iter"}
 
@@ -126,16 +126,9 @@ class PassiveAggressiveMedLDA(ClassifierMixin, TransformerMixin, TopicClassifier
 
     _parameter_constraints = {
         **_CONSTRAINTS,
-        "margin": [POSITIVE],
-        "batch_size": [at_least(1)],
+        **TOPIC_CLASSIFIER_CONSTRAINTS,
         "n_inner_iter": [at_least(1)],
-        "n_inner_sweeps": [at_least(1)],
-        "n_inner_burnin": [at_least(0)],
         "topic_weights": [StrOptions(set(pa_medlda.TOPIC_WEIGHTS))],
-        "n_draws": [at_least(1)],
-        "refit_classifier": ["boolean"],
-        "snapshot_every": [at_least(1), None],
-        "callback": [callable, None],
     }
 
     def __init__(

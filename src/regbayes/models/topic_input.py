@@ -46,6 +46,17 @@ TOPIC_CONSTRAINTS = {
     "random_state": ["random_state"],
     "progress": ["boolean"],
 }
+#: What the max-margin topic classifiers (``MedLDA``, ``PassiveAggressiveMedLDA``) add.
+TOPIC_CLASSIFIER_CONSTRAINTS = {
+    "margin": [POSITIVE],
+    "batch_size": [at_least(1)],
+    "n_inner_sweeps": [at_least(1)],
+    "n_inner_burnin": [at_least(0)],
+    "n_draws": [at_least(1)],
+    "refit_classifier": ["boolean"],
+    "snapshot_every": [at_least(1), None],
+    "callback": [callable, None],
+}
 
 
 class CountInputMixin:
