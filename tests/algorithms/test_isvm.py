@@ -21,7 +21,7 @@ import numpy as np
 import pytest
 
 from regbayes.algorithms import isvm
-from regbayes.algorithms.crp_kernels import CRAMMER_SINGER, crp_sweep_kernel, multi_class_hinge
+from regbayes.algorithms.crp_kernels import CRAMMER_SINGER, crp_sweep_kernel, log_expert, sweep_buffers
 from regbayes.algorithms.isvm_gibbs import MIN_BLOCK, block_size, gibbs_component_sweep, gibbs_eta_step
 from regbayes.algorithms.isvm_sgmcmc import component_steps, pad_states, rest_states
 from regbayes.inference import Algorithm, DivergenceError, run
@@ -211,6 +211,11 @@ def _read_only(values):
     return a
 
 
+def multi_class_hinge(eta, x, y, margin):
+    """The sweep's Crammer–Singer term with C = 1, as a hinge."""
+    return -log_expert(CRAMMER_SINGER, eta, x, y, 1.0, margin, np.empty(eta.shape[0]))
+
+
 def test_multi_class_hinge_matches_numpy():
     rng = np.random.default_rng(0)
     for M, D in ((3, 2), (5, 4)):
@@ -256,7 +261,8 @@ def test_multi_class_sweep_conditional():
     for seed in range(n_runs):
         zz, cc, mm, ch, ee = z.copy(), counts.copy(), means.copy(), chols.copy(), eta.copy()
         stop = crp_sweep_kernel(X, design, Y, zz, cc, mm, ch, ee, np.zeros(K, bool), 1e-12, C, margin, 1.0,
-                                prior.mean, prior.kappa, prior.dof, prior.chol, 2, seed, i, CRAMMER_SINGER)
+                                prior.mean, prior.kappa, prior.dof, prior.chol, 2, seed, i, CRAMMER_SINGER,
+                                *sweep_buffers(1, K, 2, 3, 2))
         assert stop == len(X)
         visits[zz[i]] += 1
     freq = visits / n_runs

@@ -3,6 +3,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 import pytest
+from sklearn.exceptions import NotFittedError
 import scipy.sparse as sp
 from sklearn.datasets import make_classification
 
@@ -204,6 +205,11 @@ def test_trace_and_idata(binary):
     assert np.all(np.diff(clf.trace_["wall_time"]) >= 0)
     assert clf.idata_.posterior["eta"].shape == (2, 200, 6)
     assert "step_size" in clf.idata_.sample_stats
+    assert clf.idata_ is clf.idata_  # built once, on first access
+    np.testing.assert_array_equal(clf.idata_.posterior["eta"].values[..., :5], clf.coef_draws_)
+    with pytest.raises(NotFittedError):
+        BayesianSVC().idata_
+    assert not hasattr(BayesianSVC(), "idata_")
     assert clf.coef_draws_.shape == (2, 200, 5) and clf.intercept_draws_.shape == (2, 200)
     np.testing.assert_array_equal(clf.coef_draws_.reshape(-1, 5), clf.coef_samples_)
     assert (clf.n_warmup_, clf.thin_, clf.batch_size_) == (FAST["n_warmup"], 100, 100)

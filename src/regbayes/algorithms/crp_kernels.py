@@ -45,12 +45,20 @@ returns that datum's index: the caller grows the buffers and resumes there.
 from __future__ import annotations
 
 import math
+from typing import NamedTuple
 
 import numba
 import numpy as np
 
 
-@numba.njit(cache=True)
+# numba options: no reference counting (the kernel allocates nothing: the wrapper passes
+# its work buffers), no rewrite passes (no array expressions), no cfunc wrapper; helpers
+# of compiled code get no CPython wrapper either. Fewer, smaller functions compile faster.
+_JIT = dict(cache=True, _nrt=False, no_rewrites=True, no_cfunc_wrapper=True)
+_HELPER = dict(_JIT, no_cpython_wrapper=True)
+
+
+@numba.njit(**_HELPER)
 def _chol_rank_one(L, v, sign):
     """``L L^T + sign v v^T`` in place (``v`` is overwritten); sign +1 update, -1 downdate."""
     d = L.shape[0]
@@ -68,7 +76,7 @@ def _chol_rank_one(L, v, sign):
             v[j] = c * v[j] - s * L[j, k]
 
 
-@numba.njit(cache=True)
+@numba.njit(**_HELPER)
 def _log_student_t(x, mean, L, kappa, dof, work):
     """``log t_{dof-d+1}(x; mean, Psi (kappa+1)/(kappa (dof-d+1)))`` with ``Psi = L L^T``."""
     d = x.shape[0]
@@ -92,107 +100,92 @@ def _log_student_t(x, mean, L, kappa, dof, work):
     )
 
 
-@numba.njit(cache=True)
-def _ovr_hinge(eta_k, x, y, margin):
-    """One-vs-rest hinge ``sum_l max(0, margin - y_l eta_l^T x)``."""
-    total = 0.0
-    for l in range(eta_k.shape[0]):
-        f = 0.0
-        for j in range(x.shape[0]):
-            f += eta_k[l, j] * x[j]
-        zeta = margin - y[l] * f
-        if zeta > 0.0:
-            total += zeta
-    return total
-
-
 #: ``likelihood`` codes of the sweep: the iSVM's one-vs-rest hinge, dpMNL's multinomial
 #: logit, the iSVM's Crammer–Singer hinge
 HINGE, LOGIT, CRAMMER_SINGER = 0, 1, 2
 LIKELIHOODS = {"hinge": HINGE, "logit": LOGIT}
 
 
-@numba.njit(cache=True)
-def _softmax_log_lik(eta_k, x, y):
-    """``log softmax_c(eta_k x)`` for the class ``c`` where ``y_c > 0`` (a streaming
-    log-sum-exp: no buffer)."""
-    top = -np.inf
-    total = 0.0
-    chosen = 0.0
-    for l in range(eta_k.shape[0]):
-        f = 0.0
+@numba.njit(**_JIT)
+def log_expert(likelihood, eta_k, x, y, C, margin, scores):
+    """The expert's log-likelihood term of eqs. 15-16 from the scores ``f_l = eta_l^T x``
+    (written to the buffer ``scores``, one per row of ``eta_k``):
+
+    * ``HINGE``: ``-C sum_l max(0, margin - y_l f_l)`` (one-vs-rest, ``y`` +1/-1);
+    * ``CRAMMER_SINGER``: ``-C max_m (margin [m != y] + f_m - f_y)``, ``y[0]`` the class
+      code (the term ``m = y`` is the 0 of the max);
+    * ``LOGIT``: ``log softmax_c(f)`` for the class ``c`` where ``y_c > 0``, by a
+      streaming log-sum-exp (``C`` and ``margin`` unused).
+    """
+    n_cls = eta_k.shape[0]
+    for l in range(n_cls):
+        acc = 0.0
         for j in range(x.shape[0]):
-            f += eta_k[l, j] * x[j]
-        if y[l] > 0.0:
-            chosen = f
-        if f > top:
-            total = total * math.exp(top - f) + 1.0
-            top = f
-        else:
-            total += math.exp(f - top)
-    return chosen - top - math.log(total)
-
-
-@numba.njit(cache=True)
-def multi_class_hinge(eta_k, x, y, margin):
-    """Multi-class hinge ``max_m (margin [m != y] + f_m - f_y)`` with ``f_m = eta_m^T x``;
-    ``y[0]`` holds the class code."""
-    code = int(y[0])
-    f_true = 0.0
-    for j in range(x.shape[0]):
-        f_true += eta_k[code, j] * x[j]
-    worst = 0.0  # m = y
-    for m in range(eta_k.shape[0]):
-        if m == code:
-            continue
-        f = 0.0
-        for j in range(x.shape[0]):
-            f += eta_k[m, j] * x[j]
-        zeta = margin + f - f_true
-        if zeta > worst:
-            worst = zeta
-    return worst
-
-
-@numba.njit(cache=True)
-def _hinge(eta_k, x, y, margin, crammer_singer):
-    if crammer_singer:
-        return multi_class_hinge(eta_k, x, y, margin)
-    return _ovr_hinge(eta_k, x, y, margin)
-
-
-@numba.njit(cache=True)
-def _log_expert(likelihood, eta_k, x, y, C, margin):
-    """The expert's log-likelihood term of eqs. 15-16: ``-C`` times the one-vs-rest
-    (``HINGE``) or multi-class (``CRAMMER_SINGER``) hinge, or the multinomial logit's
-    log-probability (``LOGIT``)."""
+            acc += eta_k[l, j] * x[j]
+        scores[l] = acc
     if likelihood == LOGIT:
-        return _softmax_log_lik(eta_k, x, y)
-    return -(C * _hinge(eta_k, x, y, margin, likelihood == CRAMMER_SINGER))
+        top = -np.inf
+        total = 0.0
+        chosen = 0.0
+        for l in range(n_cls):
+            if y[l] > 0.0:
+                chosen = scores[l]
+            if scores[l] > top:
+                total = total * math.exp(top - scores[l]) + 1.0
+                top = scores[l]
+            else:
+                total += math.exp(scores[l] - top)
+        return chosen - top - math.log(total)
+    hinge = 0.0
+    if likelihood == CRAMMER_SINGER:
+        code = int(y[0])
+        for m in range(n_cls):
+            if m != code:
+                zeta = margin + scores[m] - scores[code]
+                if zeta > hinge:
+                    hinge = zeta
+    else:
+        for l in range(n_cls):
+            zeta = margin - y[l] * scores[l]
+            if zeta > 0.0:
+                hinge += zeta
+    return -(C * hinge)
 
 
-@numba.njit(cache=True)
+class SweepBuffers(NamedTuple):
+    """Work arrays of :func:`crp_sweep_kernel` (the kernel allocates nothing)."""
+
+    work: np.ndarray  # (d,) forward substitution
+    v: np.ndarray  # (d,) rank-one up/downdate vector
+    aux: np.ndarray  # (n_aux, n_cls, D) auxiliary classifiers
+    logw: np.ndarray  # (K + n_aux,) log weights of the choices
+    scores: np.ndarray  # (n_cls,) the expert's scores
+
+
+def sweep_buffers(d, K, n_aux, n_cls, D):
+    """The work arrays of a kernel call with ``K`` slots."""
+    return SweepBuffers(np.empty(d), np.empty(d), np.empty((n_aux, n_cls, D)), np.empty(K + n_aux), np.empty(n_cls))
+
+
+@numba.njit(**_JIT)
 def crp_sweep_kernel(
     X, design, Y, z, counts, means, chols, eta, fresh,
     alpha, C, margin, prior_scale, prior_mean, prior_kappa, prior_dof, prior_chol,
-    n_aux, seed, start, likelihood,
+    n_aux, seed, start, likelihood, work, v, aux, logw, scores,
 ):
     """Sweep data ``start..n-1``; updates ``z, counts, means, chols, eta, fresh`` in place.
 
     X (n, d) likelihood features; design (n, D) classifier inputs; Y (n, L) +1/-1
     one-vs-rest labels and eta (K, L, D), or with ``CRAMMER_SINGER`` Y (n, 1) class codes
     and eta (K, M, D), or with ``LOGIT`` Y (n, M) +1 at the row's class and eta (K, M, D);
-    ``likelihood`` the expert's term. Returns the index where it stopped (``n`` when done,
-    ``i`` when datum ``i`` may need a new slot and none is free).
+    ``likelihood`` the expert's term; ``work .. scores`` the buffers of
+    :func:`sweep_buffers`. Returns the index where it stopped (``n`` when done, ``i`` when
+    datum ``i`` may need a new slot and none is free).
     """
     np.random.seed(seed)
     n, d = X.shape
     K = counts.shape[0]
     n_cls, D = eta.shape[1], eta.shape[2]
-    work = np.empty(d)
-    v = np.empty(d)
-    aux = np.empty((n_aux, n_cls, D))
-    logw = np.empty(K + n_aux)
     log_alpha_m = math.log(alpha / n_aux)
     for i in range(start, n):
         k_old = z[i]
@@ -239,14 +232,14 @@ def crp_sweep_kernel(
         for k in range(K):
             if counts[k] > 0:
                 lt = _log_student_t(x, means[k], chols[k], prior_kappa + counts[k], prior_dof + counts[k], work)
-                logw[k] = math.log(counts[k]) + lt + _log_expert(likelihood, eta[k], xd, y, C, margin)
+                logw[k] = math.log(counts[k]) + lt + log_expert(likelihood, eta[k], xd, y, C, margin, scores)
             else:
                 logw[k] = -np.inf
             if logw[k] > best:
                 best = logw[k]
         lt0 = _log_student_t(x, prior_mean, prior_chol, prior_kappa, prior_dof, work)
         for a in range(n_aux):
-            logw[K + a] = log_alpha_m + lt0 + _log_expert(likelihood, aux[a], xd, y, C, margin)
+            logw[K + a] = log_alpha_m + lt0 + log_expert(likelihood, aux[a], xd, y, C, margin, scores)
             if logw[K + a] > best:
                 best = logw[K + a]
         total = 0.0
@@ -329,6 +322,7 @@ def crp_sweep(X, design, Y, z, counts, means, chols, eta, *, alpha, C, margin, p
             float(alpha), float(C), float(margin), float(prior_scale),
             prior_mean, float(prior_kappa), float(prior_dof), prior_chol,
             int(n_aux), (int(seed) + 7919 * call) % (2**31 - 1), start, code,
+            *sweep_buffers(X.shape[1], counts.shape[0], int(n_aux), eta.shape[1], eta.shape[2]),
         )
         if start >= n:
             return z, counts, means, chols, eta, fresh

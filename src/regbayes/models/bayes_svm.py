@@ -102,6 +102,18 @@ class BayesianSVC(ClassifierMixin, RegBayesEstimator):
     random_state : int, default=0
     progress : bool, default=False
         Show a progress bar.
+
+    Attributes
+    ----------
+    coef_draws_, intercept_draws_ : ndarray of shape (n_chains, n_draws, ...)
+        The posterior draws per chain; ``coef_samples_``, ``intercept_samples_`` the same
+        draws with the chains concatenated, ``coef_``, ``intercept_`` their means.
+    idata_ : arviz.InferenceData
+        The draws and the samplers' statistics for ArviZ (R-hat, ESS, trace plots). It is
+        built on first access, so that a fit does not wait for ArviZ's import.
+    trace_ : dict
+        Iteration, wall time, potential and step size per kept draw; compile and sampling
+        seconds.
     """
 
     _parameter_constraints = {
@@ -298,7 +310,8 @@ class BayesianSVC(ClassifierMixin, RegBayesEstimator):
         self.intercept_samples_ = intercepts
         self.coef_ = weights.mean(axis=0)
         self.intercept_ = intercepts.mean(axis=0)
-        self.idata_ = to_inference_data(result, var_name="eta")
+        self._sample_result = result
+        self._idata = None
         self.trace_ = {
             "iteration": result.iteration,
             "wall_time": result.wall_time,
@@ -308,6 +321,14 @@ class BayesianSVC(ClassifierMixin, RegBayesEstimator):
             "sampling_seconds": result.sampling_seconds,
         }
         self._gibbs_rng = np.random.default_rng(check_random_state(self.random_state).randint(2**31 - 1))
+
+    @property
+    def idata_(self):
+        """The draws as an :class:`arviz.InferenceData` (built on first access)."""
+        check_is_fitted(self, "coef_")
+        if self._idata is None:
+            self._idata = to_inference_data(self._sample_result, var_name="eta")
+        return self._idata
 
     # ------------------------------------------------------------------ predict
     def _discriminant(self, X, coef, intercept):
