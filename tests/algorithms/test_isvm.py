@@ -22,7 +22,7 @@ import pytest
 
 from regbayes.algorithms import isvm
 from regbayes.algorithms.crp_kernels import CRAMMER_SINGER, crp_sweep_kernel, log_expert, sweep_buffers
-from regbayes.algorithms.isvm_gibbs import MIN_BLOCK, block_size, gibbs_component_sweep, gibbs_eta_step
+from regbayes.algorithms.isvm_gibbs import MIN_BLOCK, block_size, compile_ahead, gibbs_component_sweep, gibbs_eta_step
 from regbayes.algorithms.isvm_sgmcmc import component_steps, pad_states, rest_states
 from regbayes.inference import Algorithm, DivergenceError, run
 from regbayes.potentials import niw
@@ -96,6 +96,30 @@ def test_gibbs_eta_step_updates_each_component_on_its_rows():
                                                     data.hyper, compiled)
         np.testing.assert_array_equal(again, new)
         assert compiled2 == compiled and seconds2 == 0.0
+
+
+def test_compile_ahead_builds_the_program_the_eta_step_runs(caplog):
+    """The program compiled in the background is the one gibbs_eta_step then calls: no
+    second compilation, and the same classifiers as without it."""
+    X, y = _blobs(n_per=10)
+    with enable_x64():
+        data = _data(X, y, L=2)
+        z = np.repeat([0, 2], len(X) // 2)
+        counts = np.bincount(z, minlength=4)
+        eta = np.random.default_rng(1).normal(size=(4, 2, 3))
+        members, starts = group_members(z, counts)
+        key = jax.random.key(4)
+        gibbs_component_sweep.clear_cache()
+        assert compile_ahead(key, eta, data.hyper).result() > 0
+        with jax.log_compiles(), caplog.at_level("WARNING"):
+            new, _, _ = gibbs_eta_step(key, eta, counts, members, starts, data.design, data.Y, data.hyper, {MIN_BLOCK})
+            jax.jit(lambda v: v + 1.0)(jnp.ones(3))  # a new program: the log does record compilations
+        compiles = [r.getMessage() for r in caplog.records if "Finished XLA compilation" in r.getMessage()]
+        assert any("<lambda>" in m for m in compiles)
+        assert not any("gibbs_component_sweep" in m for m in compiles)
+        gibbs_component_sweep.clear_cache()
+        ref, _, _ = gibbs_eta_step(key, eta, counts, members, starts, data.design, data.Y, data.hyper)
+    np.testing.assert_array_equal(new, ref)
 
 
 # ------------------------------------------------------------------------- capacity

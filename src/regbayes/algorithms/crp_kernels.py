@@ -52,9 +52,9 @@ import numpy as np
 
 
 # numba options: no reference counting (the kernel allocates nothing: the wrapper passes
-# its work buffers), no rewrite passes (no array expressions), no cfunc wrapper; helpers
+# its work buffers), no cfunc wrapper; helpers
 # of compiled code get no CPython wrapper either. Fewer, smaller functions compile faster.
-_JIT = dict(cache=True, _nrt=False, no_rewrites=True, no_cfunc_wrapper=True)
+_JIT = dict(cache=True, _nrt=False, no_cfunc_wrapper=True)
 _HELPER = dict(_JIT, no_cpython_wrapper=True)
 
 

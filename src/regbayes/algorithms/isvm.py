@@ -47,7 +47,7 @@ from ..rng import key_from_seed
 from ..samplers import defaults
 from . import crp_kernels
 from .crp_kernels import crp_sweep
-from .isvm_gibbs import gibbs_eta_step
+from .isvm_gibbs import MIN_BLOCK, compile_ahead, gibbs_eta_step
 from .isvm_sgmcmc import component_steps, pad_states, run_eta_step
 
 SAMPLERS = ("gibbs", "ssgnht", "ssgld")
@@ -256,14 +256,22 @@ def infinite_svm(sampler: str = "gibbs", *, n_auxiliary: int = 2, batch_size: in
 
     def step(seed, state: ISVMState, data: ISVMData):
         check_sampler(sampler, data.multi_class)
+        key = key_from_seed(seed)
+        ahead = None
+        if sampler == "gibbs" and MIN_BLOCK not in state.compiled:  # overlaps the z-sweep's first compilation
+            ahead = compile_ahead(key, state.eta, data.hyper)
         start = time.perf_counter()
         state, fresh = z_step(seed, state, data, n_auxiliary)
         mid = time.perf_counter()
-        key = key_from_seed(seed)
         members, starts = group_members(state.z, state.counts)
         if sampler == "gibbs":
+            compiled, waited = state.compiled, 0.0
+            if ahead is not None:  # the wait for the program compiled ahead counts as compilation
+                ahead.result()
+                compiled, waited = compiled | {MIN_BLOCK}, time.perf_counter() - mid
             eta, compiled, compile_seconds = gibbs_eta_step(key, state.eta, state.counts, members, starts,
-                                                            data.design, data.Y, data.hyper, state.compiled)
+                                                            data.design, data.Y, data.hyper, compiled)
+            compile_seconds += waited
             state = state._replace(eta=eta, compiled=compiled)
         else:
             joint = data.multi_class == "crammer_singer"

@@ -16,11 +16,13 @@ size); a zero row adds nothing to the precision nor to ``b``, so the conditional
 from __future__ import annotations
 
 import time
+from concurrent.futures import Future, ThreadPoolExecutor
 
 import jax
 import jax.numpy as jnp
 import numpy as np
 
+from ..precision import maybe_x64
 from .gibbs_svm import binary_sweep
 
 # Smallest padded member block: every component of a data set of a few hundred rows shares
@@ -42,6 +44,31 @@ def gibbs_component_sweep(key, eta, X, Y, valid, C, margin, prior_scale):
     sweep = jax.vmap(binary_sweep, in_axes=(0, 0, None, 0, None, None, None))
     eta_new, _ = sweep(keys, eta, X, y, C, margin, prior_scale)
     return eta_new
+
+
+#: one background thread for :func:`compile_ahead` (XLA's compiler releases the GIL)
+_COMPILER = ThreadPoolExecutor(max_workers=1, thread_name_prefix="regbayes-compile")
+
+
+def compile_ahead(key, eta, hyper, block: int = MIN_BLOCK) -> Future:
+    """Compile the program of a ``block``-row component in a background thread; a Future
+    of the seconds it took. Started before a run's first z-sweep, XLA compiles this
+    program on one core while numba compiles the sweep on the other (a fresh process
+    waits for both once). ``key``, ``eta`` (K, L, D) and ``hyper`` are examples of the
+    step's arguments: the program is the one :func:`gibbs_eta_step` then runs."""
+    L, D = eta.shape[1:]
+    dtype = hyper[0].dtype
+    spec = jax.ShapeDtypeStruct
+    args = (spec(key.shape, key.dtype), spec((L, D), dtype), spec((block, D), dtype), spec((L, block), dtype),
+            spec((block,), bool), *(spec(h.shape, h.dtype, weak_type=h.weak_type) for h in hyper))
+
+    def compile_program():
+        start = time.perf_counter()
+        with maybe_x64(dtype == jnp.float64):
+            gibbs_component_sweep.lower(*args).compile()
+        return time.perf_counter() - start
+
+    return _COMPILER.submit(compile_program)
 
 
 def block_size(n_k: int) -> int:
