@@ -306,14 +306,16 @@ def write_outputs(out_dir, name: str, fig, numbers: dict, markdown: str) -> dict
     return {"png": str(png), "json": str(js), "markdown": str(md)}
 
 
-def finish(out_dir, name: str, title: str, start: float, fig, table: str, text: str, results: dict) -> dict:
+def finish(out_dir, name: str, title: str, start: float, fig, table: str, text: str, results: dict, *,
+           after: str = "") -> dict:
     """The end of every experiment's ``run``: the seconds since ``start``; ``numbers``
     ``{"experiment": name, **results, "seconds": ...}``; ``results.md`` as the title, ``text``,
-    the table and the total time; all written by :func:`write_outputs`. Returns ``name``,
-    ``seconds``, ``numbers``, ``table`` and the paths."""
+    the table, ``after`` (paragraphs after the table, each ending in a blank line) and the
+    total time; all written by :func:`write_outputs`. Returns ``name``, ``seconds``,
+    ``numbers``, ``table`` and the paths."""
     seconds = time.perf_counter() - start
     numbers = {"experiment": name, **results, "seconds": seconds}
-    markdown = f"# {title}\n\n{text}\n\n{table}\n\nTotal time: {seconds:.1f} s.\n"
+    markdown = f"# {title}\n\n{text}\n\n{table}\n\n{after}Total time: {seconds:.1f} s.\n"
     paths = write_outputs(out_dir, name, fig, numbers, markdown)
     return {"name": name, "seconds": seconds, "numbers": numbers, "table": table, **paths}
 
