@@ -159,6 +159,20 @@ PAPER_HIGGS_TEST_FRACTION = 1.0 / 11.0
 PAPER_SRWM_VARIANCE = 0.01
 
 
+#: Rows of the Higgs-like stand-in of Figs. 5-7 (``quick``: :data:`QUICK_ROWS`).
+HIGGS_LIKE_ROWS = 10**6
+QUICK_ROWS = 20000
+
+
+def rows_asked(n, quick: bool, data):
+    """``n`` of Figs. 5-7: without ``data`` the rows of the Higgs-like stand-in (default
+    :data:`HIGGS_LIKE_ROWS`, ``quick`` :data:`QUICK_ROWS`); with ``data`` the rows to read
+    from each data set, as given (None: all)."""
+    if data is not None:
+        return n
+    return int(n) if n is not None else (QUICK_ROWS if quick else HIGGS_LIKE_ROWS)
+
+
 def is_large(name: str, n_train: int) -> bool:
     """Whether a data set gets paper 000's Higgs settings (minibatches of 1000 / 100)
     rather than its Realsim ones (10): HIGGS and its stand-in, and any other set with at
@@ -166,7 +180,7 @@ def is_large(name: str, n_train: int) -> bool:
     return name in HIGGS_NAMES or (name not in STAND_INS and n_train >= LARGE_ROWS)
 
 
-def higgs_and_cancer(datasets, n, seed: int, *, data=None, quick: bool = False, quick_n: int = 20000,
+def higgs_and_cancer(datasets, n, seed: int, *, data=None, quick: bool = False, quick_n: int = QUICK_ROWS,
                      paper_settings: bool = False):
     """Yield ``(key, label, (X_train, X_test, y_train, y_test), record)`` for each data
     set of paper 000's Figs. 5-7, loaded when reached.
