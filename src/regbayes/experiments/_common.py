@@ -395,6 +395,15 @@ def budgeted_draws(make, X, y, budget_seconds: float, *, min_draws: int = 5, max
     return int(np.clip(budget_seconds / per_iteration, min_draws, max_draws)), per_iteration
 
 
+def with_progress(items, progress: bool, desc: str):
+    """``items``, in a tqdm progress bar named ``desc`` when ``progress``."""
+    if not progress:
+        return items
+    from tqdm.auto import tqdm
+
+    return tqdm(items, desc=desc)
+
+
 def stays_from(ok):
     """Index of the first entry after which ``ok`` holds to the end (None if never): where a
     curve enters its band for good."""
