@@ -395,6 +395,15 @@ def budgeted_draws(make, X, y, budget_seconds: float, *, min_draws: int = 5, max
     return int(np.clip(budget_seconds / per_iteration, min_draws, max_draws)), per_iteration
 
 
+def topics_asked(k, quick: bool, default: int) -> int:
+    """K of a MedLDA experiment: ``k``, else 5 with ``quick``, else ``default``; at least 2."""
+    from ..validation import check_int
+
+    k = int(k) if k is not None else (5 if quick else default)
+    check_int("k", k, 2)
+    return k
+
+
 def with_progress(items, progress: bool, desc: str):
     """``items``, in a tqdm progress bar named ``desc`` when ``progress``."""
     if not progress:

@@ -43,7 +43,7 @@ import time
 
 import numpy as np
 
-from ._common import band_entry_text, finish, markdown_table, ratio_text, stays_from
+from ._common import band_entry_text, finish, markdown_table, ratio_text, stays_from, topics_asked
 
 NAME = "medlda-fig8"
 TITLE = "Fig. 8: MedLDA test accuracy vs documents processed and wall time"
@@ -324,7 +324,6 @@ def run(
     :data:`PAPER_MEDLDA` with ``paper_settings``. ``tolerance``: accuracy tolerance
     (fraction) of the target summary.
     """
-    from ..validation import check_int
     from ..plotting import accuracy_vs_progress
     from .topic_baseline import BASELINE_CONFIG, lda_bayes_svm_accuracy, lda_svm_pipeline, online_lda_svm_curve
 
@@ -332,8 +331,7 @@ def run(
     unknown = sorted(set(methods) - set(METHODS))
     if unknown:
         raise ValueError(f"unknown method(s) {unknown}; choose from {METHODS}")
-    k = int(k) if k is not None else (5 if quick else DEFAULT_K)
-    check_int("k", k, 2)
+    k = topics_asked(k, quick, DEFAULT_K)
     data = load_corpus(corpus, n=n, quick=quick, seed=seed, folder=folder, data=data)
     X_train, X_test, y_train, y_test = data["X_train"], data["X_test"], data["y_train"], data["y_test"]
     hyper = {**(PAPER_MEDLDA if paper_settings else {}), **(hyper or {})}

@@ -34,7 +34,7 @@ import time
 
 import numpy as np
 
-from ._common import band_entry_text, finish, markdown_table, ratio_text, stays_from
+from ._common import band_entry_text, finish, markdown_table, ratio_text, stays_from, topics_asked
 
 NAME = "medlda-multilabel"
 TITLE = "Fig. 8 (right): multi-label MedLDA F1 vs documents processed and wall time"
@@ -293,14 +293,12 @@ def run(
     """
     from ..models.medlda import MedLDA
     from ..models.pa_medlda import PassiveAggressiveMedLDA
-    from ..validation import check_int
 
     start = time.perf_counter()
     unknown = sorted(set(methods) - set(METHODS))
     if unknown:
         raise ValueError(f"unknown method(s) {unknown}; choose from {METHODS}")
-    k = int(k) if k is not None else (5 if quick else DEFAULT_K)
-    check_int("k", k, 2)
+    k = topics_asked(k, quick, DEFAULT_K)
     corpus = load_corpus(n=n, quick=quick, seed=seed, data=data)
     X_train, X_test, Y_train, Y_test = corpus["X_train"], corpus["X_test"], corpus["Y_train"], corpus["Y_test"]
     settings = method_settings(quick, k, X_train.shape[0], gibbs_sweeps=gibbs_sweeps,
