@@ -201,10 +201,12 @@ def coef_divergence(eta, bound, parameter):
             f"draw reaches); use a smaller {parameter}")
 
 
-def divergence_check(data: GibbsMedLDAData):
+def divergence_check(data):
     """``check(state, info)`` for :class:`regbayes.inference.Algorithm`: a message when
     ``||eta||^2`` leaves the bound of :func:`regbayes.potentials.weight_norm_bound` (M hinges
-    per document), naming ``C``, which scales the hinge (the sampler has no step size)."""
+    per document), naming ``C``, which scales the hinge (the sampler has no step size).
+    ``data``: a :class:`GibbsMedLDAData` or a paMedLDA one
+    (:class:`regbayes.algorithms.pa_medlda.PAMedLDAData`)."""
     D, M = data.y_sign.shape
     bound = weight_norm_bound(D, M * data.n_topics, M, data.C, data.margin, data.prior_scale)
 

@@ -64,12 +64,12 @@ import jax.numpy as jnp
 import numpy as np
 from scipy.special import digamma
 
-from ..potentials import weight_norm_bound
 from ..precision import enable_x64
 from ..rng import KEY_IMPL, host_seeds
 from ..samplers.augmentation import inverse_gaussian
 from . import lda_kernels as kern
-from .medlda_gibbs import bucket, coef_divergence, pad_rows
+from .medlda_gibbs import bucket, pad_rows
+from .medlda_gibbs import divergence_check as divergence_check  # the same bound serves paMedLDA
 from .topic_inference import fixed_topic_sweeps, gather
 
 
@@ -267,17 +267,3 @@ def compile_kernels(state: PAMedLDAState, data: PAMedLDAData):
         jax.block_until_ready(augmented_update(
             0, state.eta, state.precision, state.shift, np.zeros((data.rows, data.n_topics)),
             np.zeros((data.rows, data.y_sign.shape[1])), data.C, data.margin))
-
-
-def divergence_check(data: PAMedLDAData):
-    """``check(state, info)`` for :class:`regbayes.inference.Algorithm`: a message naming
-    ``C`` when the draw of eta is not finite or ``||eta||^2`` leaves the bound of
-    :func:`regbayes.potentials.weight_norm_bound` (M hinges per document)."""
-    D, M = data.y_sign.shape
-    bound = weight_norm_bound(D, M * data.n_topics, M, data.C, data.margin, data.prior_scale)
-
-    def check(state, info):
-        del info
-        return coef_divergence(state.eta, bound, "C")
-
-    return check

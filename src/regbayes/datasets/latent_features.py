@@ -83,12 +83,15 @@ def make_latent_classification(n_samples=600, n_features=40, n_latent=8, n_class
     return LatentData(X, y, None, Z, W, eta)
 
 
-def _shared_projection(rng, n_features, n_latent, alpha):
+def _projected_rows(rng, n_rows, n_features, n_latent, alpha, noise):
+    """A shared binary projection ``Z`` (D x K) and ``n_rows`` inputs ``x_n = Z w_n +
+    N(0, noise^2 I)``, ``w_n ~ N(0, I)``: ``(Z, X)``."""
     pi = _ibp_probabilities(rng, n_latent, alpha)
     Z = (rng.random((n_features, n_latent)) < pi).astype(np.float64)
     empty = Z.sum(axis=0) == 0
     Z[rng.integers(0, n_features, size=int(empty.sum())), np.flatnonzero(empty)] = 1.0  # every column used once
-    return Z
+    X = rng.normal(size=(n_rows, n_latent)) @ Z.T + noise * rng.normal(size=(n_rows, n_features))
+    return Z, X
 
 
 def make_latent_multilabel(n_samples=600, n_features=30, n_labels=6, n_latent=6, *, alpha=3.0, noise=0.5,
@@ -105,8 +108,7 @@ def make_latent_multilabel(n_samples=600, n_features=30, n_labels=6, n_latent=6,
     check_real("noise", noise, low=0.0)
     _check_fraction("density", density, open_interval=True)
     rng = check_generator(random_state)
-    Z = _shared_projection(rng, n_features, n_latent, alpha)
-    X = rng.normal(size=(n_samples, n_latent)) @ Z.T + noise * rng.normal(size=(n_samples, n_features))
+    Z, X = _projected_rows(rng, n_samples, n_features, n_latent, alpha, noise)
     eta = rng.normal(size=(n_labels, n_latent))
     scores = (X @ Z) @ eta.T
     thresholds = np.quantile(scores, 1.0 - density, axis=0)
@@ -129,10 +131,9 @@ def make_latent_multitask_regression(n_tasks=20, n_per_task=60, n_features=20, n
     for name, value in (("noise", noise), ("response_noise", response_noise), ("task_offset", task_offset)):
         check_real(name, value, low=0.0)
     rng = check_generator(random_state)
-    Z = _shared_projection(rng, n_features, n_latent, alpha)
     n = n_tasks * n_per_task
     tasks = np.repeat(np.arange(n_tasks), n_per_task)
-    X = rng.normal(size=(n, n_latent)) @ Z.T + noise * rng.normal(size=(n, n_features))
+    Z, X = _projected_rows(rng, n, n_features, n_latent, alpha, noise)
     eta = rng.normal(size=n_latent) + 0.5 * rng.normal(size=(n_tasks, n_latent))
     offsets = task_offset * rng.normal(size=n_tasks)
     y = np.einsum("nk,nk->n", X @ Z, eta[tasks]) / np.sqrt(n_features) + offsets[tasks]

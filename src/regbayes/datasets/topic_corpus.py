@@ -69,6 +69,12 @@ def _checked_lda_settings(n_docs, n_topics, n_words, doc_length, alpha, beta):
             check_real("beta", beta, low=0.0, low_inclusive=False))
 
 
+def _checked_label_settings(C, margin, prior_scale):
+    """The max-margin label model's ``c > 0``, ``l >= 0`` and ``nu > 0``, checked."""
+    return (check_real("C", C, low=0.0, low_inclusive=False), check_real("margin", margin, low=0.0),
+            check_real("prior_scale", prior_scale, low=0.0, low_inclusive=False))
+
+
 def _lda_documents(rng, topic_word, n_docs, doc_length, alpha):
     """LDA documents under the topics ``topic_word`` (K, V): ``theta_d ~ Dir(alpha)``,
     ``N_d ~ 1 + Poisson(doc_length - 1)``, ``n_d ~ Mult(N_d, theta_d)`` and each token's word
@@ -139,9 +145,7 @@ def make_topic_corpus(
     n_docs, n_topics, n_words, doc_length, alpha, beta = _checked_lda_settings(n_docs, n_topics, n_words, doc_length,
                                                                                alpha, beta)
     n_classes = check_int("n_classes", n_classes, 2)
-    C = check_real("C", C, low=0.0, low_inclusive=False)
-    margin = check_real("margin", margin, low=0.0)
-    prior_scale = check_real("prior_scale", prior_scale, low=0.0, low_inclusive=False)
+    C, margin, prior_scale = _checked_label_settings(C, margin, prior_scale)
     rng = check_generator(random_state)
 
     topic_word = rng.dirichlet(np.full(n_words, beta), size=n_topics)
@@ -207,9 +211,7 @@ def make_multilabel_topic_corpus(
     n_docs, n_topics, n_words, doc_length, alpha, beta = _checked_lda_settings(n_docs, n_topics, n_words, doc_length,
                                                                                alpha, beta)
     n_labels = check_int("n_labels", n_labels, 2)
-    C = check_real("C", C, low=0.0, low_inclusive=False)
-    margin = check_real("margin", margin, low=0.0)
-    prior_scale = check_real("prior_scale", prior_scale, low=0.0, low_inclusive=False)
+    C, margin, prior_scale = _checked_label_settings(C, margin, prior_scale)
     intercept = check_real("intercept", intercept)
     rng = check_generator(random_state)
 

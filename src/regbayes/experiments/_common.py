@@ -159,6 +159,20 @@ PAPER_HIGGS_TEST_FRACTION = 1.0 / 11.0
 PAPER_SRWM_VARIANCE = 0.01
 
 
+#: Rows of the Higgs-like stand-in of Figs. 5-7 (``quick``: :data:`QUICK_ROWS`).
+HIGGS_LIKE_ROWS = 10**6
+QUICK_ROWS = 20000
+
+
+def rows_asked(n, quick: bool, data):
+    """``n`` of Figs. 5-7: without ``data`` the rows of the Higgs-like stand-in (default
+    :data:`HIGGS_LIKE_ROWS`, ``quick`` :data:`QUICK_ROWS`); with ``data`` the rows to read
+    from each data set, as given (None: all)."""
+    if data is not None:
+        return n
+    return int(n) if n is not None else (QUICK_ROWS if quick else HIGGS_LIKE_ROWS)
+
+
 def is_large(name: str, n_train: int) -> bool:
     """Whether a data set gets paper 000's Higgs settings (minibatches of 1000 / 100)
     rather than its Realsim ones (10): HIGGS and its stand-in, and any other set with at
@@ -166,7 +180,7 @@ def is_large(name: str, n_train: int) -> bool:
     return name in HIGGS_NAMES or (name not in STAND_INS and n_train >= LARGE_ROWS)
 
 
-def higgs_and_cancer(datasets, n, seed: int, *, data=None, quick: bool = False, quick_n: int = 20000,
+def higgs_and_cancer(datasets, n, seed: int, *, data=None, quick: bool = False, quick_n: int = QUICK_ROWS,
                      paper_settings: bool = False):
     """Yield ``(key, label, (X_train, X_test, y_train, y_test), record)`` for each data
     set of paper 000's Figs. 5-7, loaded when reached.
@@ -306,14 +320,16 @@ def write_outputs(out_dir, name: str, fig, numbers: dict, markdown: str) -> dict
     return {"png": str(png), "json": str(js), "markdown": str(md)}
 
 
-def finish(out_dir, name: str, title: str, start: float, fig, table: str, text: str, results: dict) -> dict:
+def finish(out_dir, name: str, title: str, start: float, fig, table: str, text: str, results: dict, *,
+           after: str = "") -> dict:
     """The end of every experiment's ``run``: the seconds since ``start``; ``numbers``
     ``{"experiment": name, **results, "seconds": ...}``; ``results.md`` as the title, ``text``,
-    the table and the total time; all written by :func:`write_outputs`. Returns ``name``,
-    ``seconds``, ``numbers``, ``table`` and the paths."""
+    the table, ``after`` (paragraphs after the table, each ending in a blank line) and the
+    total time; all written by :func:`write_outputs`. Returns ``name``, ``seconds``,
+    ``numbers``, ``table`` and the paths."""
     seconds = time.perf_counter() - start
     numbers = {"experiment": name, **results, "seconds": seconds}
-    markdown = f"# {title}\n\n{text}\n\n{table}\n\nTotal time: {seconds:.1f} s.\n"
+    markdown = f"# {title}\n\n{text}\n\n{table}\n\n{after}Total time: {seconds:.1f} s.\n"
     paths = write_outputs(out_dir, name, fig, numbers, markdown)
     return {"name": name, "seconds": seconds, "numbers": numbers, "table": table, **paths}
 
@@ -377,6 +393,24 @@ def budgeted_draws(make, X, y, budget_seconds: float, *, min_draws: int = 5, max
     per_iteration = float(np.median(steps[1:])) if len(steps) > 1 else float(steps[0])
     per_iteration = max(per_iteration, 1e-9)
     return int(np.clip(budget_seconds / per_iteration, min_draws, max_draws)), per_iteration
+
+
+def topics_asked(k, quick: bool, default: int) -> int:
+    """K of a MedLDA experiment: ``k``, else 5 with ``quick``, else ``default``; at least 2."""
+    from ..validation import check_int
+
+    k = int(k) if k is not None else (5 if quick else default)
+    check_int("k", k, 2)
+    return k
+
+
+def with_progress(items, progress: bool, desc: str):
+    """``items``, in a tqdm progress bar named ``desc`` when ``progress``."""
+    if not progress:
+        return items
+    from tqdm.auto import tqdm
+
+    return tqdm(items, desc=desc)
 
 
 def stays_from(ok):

@@ -48,14 +48,13 @@ from ._common import (
     markdown_table,
     paper_sampler_params,
     paper_settings_record,
+    rows_asked,
     stand_in_text,
 )
 
 NAME = "fig5"
 TITLE = "Fig. 5: test accuracy vs wall-clock time, five samplers"
 SAMPLERS = ("gibbs", "shmc", "srwm", "ssgld", "ssgnht")
-DEFAULT_N = 10**6
-QUICK_N = 20000
 
 
 def sampler_settings(large: bool, quick: bool, iterations: int | None, budget: float):
@@ -168,7 +167,7 @@ def run(
     from ..plotting import accuracy_vs_time_grid
 
     start = time.perf_counter()
-    stand_in_n = int(n) if n is not None else (QUICK_N if quick else DEFAULT_N)
+    n = rows_asked(n, quick, data)
     budget = float(budget) if budget is not None else (5.0 if quick else 60.0)
     unknown = sorted(set(samplers) - set(SAMPLERS)) + sorted(set(datasets) - {"higgs-like", "breast-cancer"})
     if unknown:
@@ -176,7 +175,7 @@ def run(
                          "data sets: ('higgs-like', 'breast-cancer')")
     all_results, panels, rows, records = {}, {}, [], []
     for dataset, title, (X_train, X_test, y_train, y_test), record in higgs_and_cancer(
-            datasets, stand_in_n if data is None else n, seed, data=data, quick=quick, paper_settings=paper_settings):
+            datasets, n, seed, data=data, quick=quick, paper_settings=paper_settings):
         large = is_large(dataset, len(y_train))
         settings = sampler_settings(large, quick, iterations, budget)
         results = run_curves(dataset, X_train, X_test, y_train, y_test, settings, seed=seed,
@@ -200,7 +199,7 @@ def run(
         + (f" With the {PAPER_SETTINGS_TEXT}." if paper_settings else "")
     )
     return finish(out_dir, NAME, TITLE, start, fig, table, text, {
-        "settings": {"n": stand_in_n if data is None else n, "quick": quick, "seed": seed, "iterations": iterations,
+        "settings": {"n": n, "quick": quick, "seed": seed, "iterations": iterations,
                      "budget_seconds": budget, "samplers": list(samplers),
                      "datasets": [r["name"] for r in records], "data": records,
                      "paper_settings": paper_settings_record(paper_settings, samplers)},

@@ -29,6 +29,7 @@ from ._common import (
     markdown_table,
     paper_sampler_params,
     paper_settings_record,
+    rows_asked,
     stand_in_text,
 )
 
@@ -36,8 +37,6 @@ NAME = "fig6"
 TITLE = "Fig. 6: sensitivity to the minibatch size (SSGLD, SSGNHT)"
 SAMPLERS = ("ssgld", "ssgnht")
 DEFAULT_BATCH_SIZES = (1, 10, 100, 1000)
-DEFAULT_N = 10**6
-QUICK_N = 20000
 
 
 def run(
@@ -67,7 +66,7 @@ def run(
     from ..plotting import accuracy_vs_time_grid
 
     start = time.perf_counter()
-    stand_in_n = int(n) if n is not None else (QUICK_N if quick else DEFAULT_N)
+    n = rows_asked(n, quick, data)
     bad = sorted(set(samplers) - set(SAMPLERS))
     if bad:
         raise ValueError(f"fig6 compares {SAMPLERS}; got {bad}")
@@ -76,7 +75,7 @@ def run(
         raise ValueError(f"batch sizes must be positive integers, got {batch_sizes}")
     panels, rows, numbers_data, records = {}, [], {}, []
     for dataset, label, (X_train, X_test, y_train, y_test), record in higgs_and_cancer(
-            datasets, stand_in_n if data is None else n, seed, data=data, quick=quick, paper_settings=paper_settings):
+            datasets, n, seed, data=data, quick=quick, paper_settings=paper_settings):
         it = iterations or (1000 if quick else (10000 if is_large(dataset, len(y_train)) else 5000))
         records.append(record)
         numbers_data[dataset] = {"n_train": len(y_train), "n_test": len(y_test), "iterations": it, "data": record,
@@ -113,7 +112,7 @@ def run(
         + (f" With the {PAPER_SETTINGS_TEXT}." if paper_settings else "")
     )
     return finish(out_dir, NAME, TITLE, start, fig, table, text, {
-        "settings": {"n": stand_in_n if data is None else n, "quick": quick, "seed": seed, "iterations": iterations,
+        "settings": {"n": n, "quick": quick, "seed": seed, "iterations": iterations,
                      "batch_sizes": batch_sizes, "samplers": list(samplers),
                      "datasets": [r["name"] for r in records], "data": records,
                      "paper_settings": paper_settings_record(paper_settings, samplers)},

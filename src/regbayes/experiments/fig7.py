@@ -25,14 +25,13 @@ from ._common import (
     is_large,
     markdown_table,
     paper_settings_record,
+    rows_asked,
     stand_in_text,
 )
 
 NAME = "fig7"
 TITLE = "Fig. 7: SSGLD with AdaGrad vs polynomially decaying step sizes"
 SCHEDULES = ("adagrad", "polynomial")
-DEFAULT_N = 10**6
-QUICK_N = 20000
 
 
 def run(
@@ -61,13 +60,13 @@ def run(
     from ..plotting import accuracy_vs_time_grid
 
     start = time.perf_counter()
-    stand_in_n = int(n) if n is not None else (QUICK_N if quick else DEFAULT_N)
+    n = rows_asked(n, quick, data)
     bad = sorted(set(schedules) - {"adagrad", "polynomial", "constant"})
     if bad:
         raise ValueError(f"unknown schedule(s) {bad}; choose from adagrad, polynomial, constant")
     panels, rows, numbers_data, records = {}, [], {}, []
     for dataset, label, (X_train, X_test, y_train, y_test), record in higgs_and_cancer(
-            datasets, stand_in_n if data is None else n, seed, data=data, quick=quick, paper_settings=paper_settings):
+            datasets, n, seed, data=data, quick=quick, paper_settings=paper_settings):
         large = is_large(dataset, len(y_train))
         it = iterations or (2000 if quick else (20000 if large else 5000))
         batch = min(1000 if large else 10, len(y_train))
@@ -96,7 +95,7 @@ def run(
         "running posterior mean (second half of the draws so far) on held-out data."
     )
     return finish(out_dir, NAME, TITLE, start, fig, table, text, {
-        "settings": {"n": stand_in_n if data is None else n, "quick": quick, "seed": seed, "iterations": iterations,
+        "settings": {"n": n, "quick": quick, "seed": seed, "iterations": iterations,
                      "schedules": list(schedules), "datasets": [r["name"] for r in records], "data": records,
                      "paper_settings": paper_settings_record(paper_settings, ())},
         "datasets": numbers_data,

@@ -43,7 +43,7 @@ import time
 
 import numpy as np
 
-from ._common import band_entry_text, markdown_table, ratio_text, stays_from, write_outputs
+from ._common import band_entry_text, finish, markdown_table, ratio_text, stays_from, topics_asked
 
 NAME = "medlda-fig8"
 TITLE = "Fig. 8: MedLDA test accuracy vs documents processed and wall time"
@@ -324,7 +324,6 @@ def run(
     :data:`PAPER_MEDLDA` with ``paper_settings``. ``tolerance``: accuracy tolerance
     (fraction) of the target summary.
     """
-    from ..validation import check_int
     from ..plotting import accuracy_vs_progress
     from .topic_baseline import BASELINE_CONFIG, lda_bayes_svm_accuracy, lda_svm_pipeline, online_lda_svm_curve
 
@@ -332,8 +331,7 @@ def run(
     unknown = sorted(set(methods) - set(METHODS))
     if unknown:
         raise ValueError(f"unknown method(s) {unknown}; choose from {METHODS}")
-    k = int(k) if k is not None else (5 if quick else DEFAULT_K)
-    check_int("k", k, 2)
+    k = topics_asked(k, quick, DEFAULT_K)
     data = load_corpus(corpus, n=n, quick=quick, seed=seed, folder=folder, data=data)
     X_train, X_test, y_train, y_test = data["X_train"], data["X_test"], data["y_train"], data["y_test"]
     hyper = {**(PAPER_MEDLDA if paper_settings else {}), **(hyper or {})}
@@ -374,9 +372,10 @@ def run(
     fig = accuracy_vs_progress(curves, baseline=baseline_lines,
                                title=f"{TITLE} ({data['name']}, K = {k}, {X_train.shape[0]:,} train / "
                                      f"{X_test.shape[0]:,} test)")
-    seconds = time.perf_counter() - start
-    numbers = {
-        "experiment": NAME,
+    text = (f"Corpus: {data['description']}. K = {k}. Accuracy of each method's classifier on the "
+            "held-out documents against documents processed and sampling wall time (compilation, "
+            "snapshots and test scoring excluded).")
+    return finish(out_dir, NAME, TITLE, start, fig, table, text, {
         "settings": {"quick": quick, "seed": seed, "k": k, "corpus": data["name"], "n_train": X_train.shape[0],
                      "n_test": X_test.shape[0], "n_words": X_train.shape[1],
                      "n_tokens_train": int(X_train.sum()), "methods": list(methods),
@@ -385,11 +384,7 @@ def run(
                      "paper_settings": dict(PAPER_MEDLDA) if paper_settings else False},
         "runs": runs,
         "target_summary": summary,
-        "seconds": seconds,
-    }
-    markdown = _markdown(data, k, table, summary, runs, seconds)
-    paths = write_outputs(out_dir, NAME, fig, numbers, markdown)
-    return {"name": NAME, "seconds": seconds, "numbers": numbers, "table": table, **paths}
+    }, after=_summary_text(summary))
 
 
 def _rows(runs):
@@ -412,23 +407,18 @@ def _rows(runs):
     return rows
 
 
-def _markdown(data, k, table, summary, runs, seconds):
-    lines = [f"# {TITLE}", "",
-             f"Corpus: {data['description']}. K = {k}. Accuracy of each method's classifier on the "
-             "held-out documents against documents processed and sampling wall time (compilation, "
-             "snapshots and test scoring excluded).", "", table, ""]
-    if summary.get("reference_accuracy") is not None:
-        tol = 100 * summary["tolerance"]
-        lines += [
-            "Curves and the comparison below use each snapshot's own eta of training (the papers' "
-            "prediction rule, `staged_predict`); the table's final accuracy is `predict`'s, which "
-            "with `refit_classifier` (default) uses a classifier refitted on label-free topic "
-            "proportions. "
-            f"Gibbs MedLDA's final snapshot accuracy (mean of its last 3 snapshots): {summary['reference_accuracy']:.4f}. "
-            f"Gibbs stays within {tol:g} point(s) of it {band_entry_text(summary['gibbs_docs'], summary['gibbs_seconds'])}; "
-            f"SSGRLD stays at or above it minus {tol:g} point(s) {band_entry_text(summary['ssgrld_docs'], summary['ssgrld_seconds'])} "
-            f"(best SSGRLD snapshot {summary['ssgrld_best_accuracy']:.4f}). Ratios Gibbs / SSGRLD: "
-            f"documents {ratio_text(summary['docs_ratio'])}, wall time {ratio_text(summary['time_ratio'])}.", ""]
-    lines.append(f"Total time: {seconds:.1f} s.")
-    return "\n".join(lines) + "\n"
-
+def _summary_text(summary):
+    """The paragraph of the target summary after the table ("" without one)."""
+    if summary.get("reference_accuracy") is None:
+        return ""
+    tol = 100 * summary["tolerance"]
+    return (
+        "Curves and the comparison below use each snapshot's own eta of training (the papers' "
+        "prediction rule, `staged_predict`); the table's final accuracy is `predict`'s, which "
+        "with `refit_classifier` (default) uses a classifier refitted on label-free topic "
+        "proportions. "
+        f"Gibbs MedLDA's final snapshot accuracy (mean of its last 3 snapshots): {summary['reference_accuracy']:.4f}. "
+        f"Gibbs stays within {tol:g} point(s) of it {band_entry_text(summary['gibbs_docs'], summary['gibbs_seconds'])}; "
+        f"SSGRLD stays at or above it minus {tol:g} point(s) {band_entry_text(summary['ssgrld_docs'], summary['ssgrld_seconds'])} "
+        f"(best SSGRLD snapshot {summary['ssgrld_best_accuracy']:.4f}). Ratios Gibbs / SSGRLD: "
+        f"documents {ratio_text(summary['docs_ratio'])}, wall time {ratio_text(summary['time_ratio'])}.\n\n")

@@ -34,7 +34,7 @@ import time
 
 import numpy as np
 
-from ._common import band_entry_text, markdown_table, ratio_text, stays_from, write_outputs
+from ._common import band_entry_text, finish, markdown_table, ratio_text, stays_from, topics_asked
 
 NAME = "medlda-multilabel"
 TITLE = "Fig. 8 (right): multi-label MedLDA F1 vs documents processed and wall time"
@@ -293,14 +293,12 @@ def run(
     """
     from ..models.medlda import MedLDA
     from ..models.pa_medlda import PassiveAggressiveMedLDA
-    from ..validation import check_int
 
     start = time.perf_counter()
     unknown = sorted(set(methods) - set(METHODS))
     if unknown:
         raise ValueError(f"unknown method(s) {unknown}; choose from {METHODS}")
-    k = int(k) if k is not None else (5 if quick else DEFAULT_K)
-    check_int("k", k, 2)
+    k = topics_asked(k, quick, DEFAULT_K)
     corpus = load_corpus(n=n, quick=quick, seed=seed, data=data)
     X_train, X_test, Y_train, Y_test = corpus["X_train"], corpus["X_test"], corpus["Y_train"], corpus["Y_test"]
     settings = method_settings(quick, k, X_train.shape[0], gibbs_sweeps=gibbs_sweeps,
@@ -319,20 +317,14 @@ def run(
                             "final macro-F1", "note"], rows)
     fig = _figure(runs, f"{TITLE}\n({corpus['name']}, K = {k}, {X_train.shape[0]:,} train / "
                         f"{X_test.shape[0]:,} test, {Y_train.shape[1]} labels)")
-    seconds = time.perf_counter() - start
-    numbers = {
-        "experiment": NAME,
+    return finish(out_dir, NAME, TITLE, start, fig, table, _corpus_text(corpus, k), {
         "settings": {"quick": quick, "seed": seed, "k": k, "corpus": corpus["name"], "n_train": X_train.shape[0],
                      "n_test": X_test.shape[0], "n_words": X_train.shape[1], "n_labels": Y_train.shape[1],
                      "methods": list(methods), "models": settings, "corpus_description": corpus["description"],
                      "stand_in": corpus["stand_in"], "data": corpus["record"]},
         "runs": runs,
         "targets": targets,
-        "seconds": seconds,
-    }
-    markdown = _markdown(corpus, k, table, targets, seconds)
-    paths = write_outputs(out_dir, NAME, fig, numbers, markdown)
-    return {"name": NAME, "seconds": seconds, "numbers": numbers, "table": table, **paths}
+    }, after=_targets_text(targets))
 
 
 LABELS = {"gibbs": "gibbs MedLDA (full data)", "ssgrld": "ssgrld MedLDA", "pamedlda": "paMedLDA-gibbs (one pass)"}
@@ -386,33 +378,34 @@ def _figure(runs, title):
     return fig
 
 
-def _markdown(corpus, k, table, targets, seconds):
-    lines = [f"# {TITLE}", "", f"Corpus: {corpus['description']}. K = {k}; {corpus['Y_train'].shape[1]} labels"
-             + (f" (dropped, constant on the training documents: {', '.join(corpus['dropped_labels'])})"
-                if corpus["dropped_labels"] else "")
-             + ". F1 of each method's classifier on the held-out documents; the curves use each snapshot's "
-               "own eta of training (the papers' rule), the table's final F1 `predict` (MedLDA refits its "
-               "classifier on label-free topic proportions by default; paMedLDA votes with draws from its final "
-               "q(Phi) q(eta)).", "", table, ""]
+def _corpus_text(corpus, k):
+    return (f"Corpus: {corpus['description']}. K = {k}; {corpus['Y_train'].shape[1]} labels"
+            + (f" (dropped, constant on the training documents: {', '.join(corpus['dropped_labels'])})"
+               if corpus["dropped_labels"] else "")
+            + ". F1 of each method's classifier on the held-out documents; the curves use each snapshot's "
+              "own eta of training (the papers' rule), the table's final F1 `predict` (MedLDA refits its "
+              "classifier on label-free topic proportions by default; paMedLDA votes with draws from its final "
+              "q(Phi) q(eta)).")
+
+
+def _targets_text(targets):
+    """The paragraphs of the speed and macro-F1 targets after the table, each ending in a blank line."""
+    text = ""
     speed = targets.get("ssgrld_vs_pamedlda")
     if speed and speed.get("reference") is not None:
         tol = speed["tolerance"]
-        lines.append(
+        text += (
             f"Speed target (micro-F1): paMedLDA's final snapshot micro-F1 (mean of its last 3) is "
             f"{speed['reference']:.4f}; paMedLDA stays within {tol:g} of it "
             f"{band_entry_text(speed['reference_docs'], speed['reference_seconds'])}; "
             f"SSGRLD stays at or above it minus {tol:g} {band_entry_text(speed['docs'], speed['seconds'])}. "
             f"Wall time paMedLDA / SSGRLD: {ratio_text(speed['time_ratio'])} to stay in the band; "
             f"{ratio_text(speed['total_time_ratio'])} with paMedLDA's whole pass ({speed['reference_total_seconds']:.2f} s) "
-            "(target: at least 2x).")
-        lines.append("")
+            "(target: at least 2x).\n\n")
     versus = targets.get("macro_f1_vs_baseline")
     if versus:
         parts = [f"{m} {v['macro_f1']:.4f} ({'at least' if v['at_least_baseline'] else 'below'} the baseline)"
                  for m, v in versus.items()]
         base = next(iter(versus.values()))["baseline"]
-        lines += [f"Macro-F1 target: LDA + per-label LinearSVC {base:.4f}; multi-label MedLDA " + ", ".join(parts) + ".",
-                  ""]
-    lines.append(f"Total time: {seconds:.1f} s.")
-    return "\n".join(lines) + "\n"
-
+        text += f"Macro-F1 target: LDA + per-label LinearSVC {base:.4f}; multi-label MedLDA " + ", ".join(parts) + ".\n\n"
+    return text

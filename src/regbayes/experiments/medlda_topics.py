@@ -26,7 +26,7 @@ import time
 
 import numpy as np
 
-from ._common import markdown_table, write_outputs
+from ._common import markdown_table, topics_asked, write_outputs
 from .medlda_fig8 import DEFAULT_K, PAPER_MEDLDA, THEMES, load_corpus
 
 NAME = "medlda-topics"
@@ -111,13 +111,11 @@ def run(
     MedLDA parameters (over :data:`PAPER_MEDLDA` with ``paper_settings``). ``data``: the
     ``--data`` value (module docstring), which overrides ``corpus`` and ``folder``.
     """
-    from ..validation import check_int
     from ..models.medlda import MedLDA
     from ..plotting import plot_topic_proportions, salient_topics
 
     start = time.perf_counter()
-    k = int(k) if k is not None else (5 if quick else DEFAULT_K)
-    check_int("k", k, 2)
+    k = topics_asked(k, quick, DEFAULT_K)
     n = n if n is not None else (None if quick else DEFAULT_N)
     data = load_corpus(corpus, n=n, quick=quick, seed=seed, folder=folder, data=data)
     hyper = {**(PAPER_MEDLDA if paper_settings else {}), **(hyper or {})}

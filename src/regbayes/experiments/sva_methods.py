@@ -33,7 +33,9 @@ __all__ = [
     "SKLEARN",
     "SampledMethod",
     "candidates",
+    "checked_methods",
     "cv_select",
+    "data_text",
     "fit_method",
     "m2dpm_candidates",
     "make_estimator",
@@ -71,6 +73,25 @@ PAPER_LABELS = {
     "LogisticRegression": "MNL", "LinearSVC": "LSVM", "SVC (RBF)": "RBF-SVM", "dpMNL": "dpMNL",
     "DPMeansSVC": "DP+SVM", "InfiniteSVC (gibbs)": "Gibbs-iSVM", "M2DPM": "M2DPM",
 }
+
+
+def checked_methods(methods, known) -> tuple:
+    """``methods`` as a tuple; ValueError for one that is not in ``known`` (a table's
+    ``METHODS``)."""
+    methods = tuple(methods)
+    for m in methods:
+        if m not in known:
+            raise ValueError(f"unknown method {m!r}; choose among {known}")
+    return methods
+
+
+def data_text(record, stand_in_of: str, files: str = "") -> str:
+    """The sentence of a table's ``results.md`` that names its data: the generated stand-in
+    of ``stand_in_of`` when ``record`` is one, else ``record["value"]`` followed by ``files``."""
+    if record.get("stand_in"):
+        return (f"Data: a generated stand-in of {stand_in_of}, not the real data; its numbers are not comparable "
+                "with the paper's. ")
+    return f"Data: {record['value']}{files}. "
 
 
 def m2dpm_candidates(grid) -> list:

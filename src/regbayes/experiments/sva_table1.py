@@ -29,8 +29,9 @@ import time
 
 import numpy as np
 
-from ._common import fmt, markdown_table, finish
-from .sva_methods import ISVM_PARAMS, ISVM_QUICK_PARAMS, cv_select, fit_method, m2dpm_candidates, timed_fit
+from ._common import finish, fmt, markdown_table, with_progress
+from .sva_methods import (ISVM_PARAMS, ISVM_QUICK_PARAMS, checked_methods, cv_select, fit_method, m2dpm_candidates,
+                          timed_fit)
 
 NAME = "sva-table1"
 TITLE = "Table 1 of paper 001: M2DPM vs DP-means+SVM, Gibbs iSVM and single classifiers"
@@ -232,10 +233,7 @@ def run(
         "oracle_grid": ORACLE_GRID,
         "isvm_params": QUICK["isvm_params"] if quick else ISVM_PARAMS,
     }
-    methods = tuple(methods)
-    for m in methods:
-        if m not in METHODS:
-            raise ValueError(f"unknown method {m!r}; choose among {METHODS}")
+    methods = checked_methods(methods, METHODS)
     given = _given_data(data, n, seed)
     if given:
         settings, n_datasets = tuple(given), 1
@@ -247,11 +245,7 @@ def run(
         if s not in PAPER and s not in given:
             raise ValueError(f"settings must be among 'I', 'II'; got {s!r}")
 
-    iterator = [(s, r) for s in settings for r in range(n_datasets)]
-    if progress:
-        from tqdm.auto import tqdm
-
-        iterator = tqdm(iterator, desc=NAME)
+    iterator = with_progress([(s, r) for s in settings for r in range(n_datasets)], progress, NAME)
     per = {s: {m: {"accuracy": [], "seconds": [], "params": [], "extra": []} for m in methods} for s in settings}
     skipped = {}
     for setting, r in iterator:

@@ -28,8 +28,8 @@ import time
 
 import numpy as np
 
-from ._common import finish, fmt, markdown_table
-from .sva_methods import PAPER_LABELS, SAMPLED, fit_method
+from ._common import finish, fmt, markdown_table, with_progress
+from .sva_methods import PAPER_LABELS, SAMPLED, checked_methods, data_text, fit_method
 from .sva_table1 import LINEAR_GRID, LOGISTIC_GRID, RBF_GRID
 
 NAME = "sva-table3"
@@ -121,10 +121,7 @@ def run(out_dir, *, quick: bool = False, seed: int = 0, methods=METHODS, n_folds
     from ..plotting import new_figure
 
     start = time.perf_counter()
-    methods = tuple(methods)
-    for m in methods:
-        if m not in METHODS:
-            raise ValueError(f"unknown method {m!r}; choose among {METHODS}")
+    methods = checked_methods(methods, METHODS)
     X_tr, X_te, y_tr, y_te, record = _read(data, seed)
     if quick:
         if data is None:
@@ -140,13 +137,8 @@ def run(out_dir, *, quick: bool = False, seed: int = 0, methods=METHODS, n_folds
     grids = QUICK["grids"] if quick else GRIDS
     fixed = {name: (spec.quick_params if quick else spec.params) for name, spec in SAMPLED.items()}
     rng = np.random.default_rng(seed)
-    iterator = methods
-    if progress:
-        from tqdm.auto import tqdm
-
-        iterator = tqdm(methods, desc=NAME)
     results = {}
-    for m in iterator:
+    for m in with_progress(methods, progress, NAME):
         model, fit_seconds, params, extra = fit_method(m, X_tr, y_tr, grids=grids, n_folds=folds, rng=rng, seed=seed,
                                                        fixed=fixed)
         acc, f1, predict_seconds = _scores(model, X_te, y_te)
@@ -173,12 +165,9 @@ def run(out_dir, *, quick: bool = False, seed: int = 0, methods=METHODS, n_folds
     ax.legend(fontsize=7)
 
     n_classes = len(np.unique(y_tr))
-    if record.get("stand_in"):
-        data_text = ("Data: a generated stand-in of the protein fold data (make_protein_fold_like), not the real data; "
-                     "its numbers are not comparable with the paper's. ")
-    else:
-        data_text = f"Data: {record['value']} (the data set's own training and test files). "
-    text = (data_text + f"{len(y_tr)} training / {len(y_te)} test rows, {X_tr.shape[1]} standardised features, "
+    text = (data_text(record, "the protein fold data (make_protein_fold_like)",
+                      " (the data set's own training and test files)")
+            + f"{len(y_tr)} training / {len(y_te)} test rows, {X_tr.shape[1]} standardised features, "
             f"{n_classes} classes{' (quick run)' if quick else ''}; {folds}-fold cross-validation on the training "
             "rows (grids in the JSON; InfiniteSVC with fixed parameters). F1: macro average. Time: final fit plus "
             "test prediction, cross-validation excluded; timings on a shared CPU are noisy.")

@@ -33,8 +33,8 @@ import time
 
 import numpy as np
 
-from ._common import finish, fmt, markdown_table
-from .sva_methods import PAPER_LABELS, SAMPLED, candidates, make_estimator
+from ._common import finish, fmt, markdown_table, with_progress
+from .sva_methods import PAPER_LABELS, SAMPLED, candidates, checked_methods, data_text, make_estimator
 from .sva_table1 import LINEAR_GRID, LOGISTIC_GRID, RBF_GRID
 
 NAME = "sva-table4"
@@ -142,23 +142,15 @@ def run(out_dir, *, quick: bool = False, seed: int = 0, methods=METHODS, n_folds
     from ..plotting import new_figure
 
     start = time.perf_counter()
-    methods = tuple(methods)
-    for m in methods:
-        if m not in METHODS:
-            raise ValueError(f"unknown method {m!r}; choose among {METHODS}")
+    methods = checked_methods(methods, METHODS)
     if folds not in ("rows", "subjects"):
         raise ValueError(f"folds must be 'rows' or 'subjects', got {folds!r}")
     d, record = _read(data, seed)
     k = int(n_folds) if n_folds is not None else (QUICK["n_folds"] if quick else 5)
     fold_list = _folds(d, k, folds, seed)
     grids = QUICK["grids"] if quick else GRIDS
-    iterator = methods
-    if progress:
-        from tqdm.auto import tqdm
-
-        iterator = tqdm(methods, desc=NAME)
     results = {}
-    for m in iterator:
+    for m in with_progress(methods, progress, NAME):
         scale = True
         if m in SAMPLED:
             cands = [dict(SAMPLED[m].quick_params if quick else SAMPLED[m].params)]
@@ -198,12 +190,8 @@ def run(out_dir, *, quick: bool = False, seed: int = 0, methods=METHODS, n_folds
     ax.set_title("Parkinson's" + (" (stand-in)" if record.get("stand_in") else ""))
     ax.legend(fontsize=7)
 
-    if record.get("stand_in"):
-        data_text = ("Data: a generated stand-in of the UCI Parkinson's data (make_parkinsons_like), not the real "
-                     "data; its numbers are not comparable with the paper's. ")
-    else:
-        data_text = f"Data: {record['value']}. "
-    text = (data_text + f"{len(d.y)} recordings of {len(set(d.subjects))} subjects, {d.X.shape[1]} features; "
+    text = (data_text(record, "the UCI Parkinson's data (make_parkinsons_like)")
+            + f"{len(d.y)} recordings of {len(set(d.subjects))} subjects, {d.X.shape[1]} features; "
             f"{k}-fold cross-validation over {'recordings' if folds == 'rows' else 'subjects'}, the candidate of each "
             "grid with the best mean accuracy reported (grids in the JSON; InfiniteSVC with fixed parameters"
             + ("; M2DPM with the paper's lambda, s, nu, c on unscaled features" if paper_settings else "")

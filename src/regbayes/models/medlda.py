@@ -59,7 +59,7 @@ from ..samplers import defaults
 from .base import RegBayesEstimator
 from .medlda_refit import refit_classifier
 from .topic_classifier import TopicClassifierMixin, multilabel_tags
-from .topic_input import POSITIVE, TOPIC_CLASSIFIER_CONSTRAINTS, TOPIC_CONSTRAINTS, CountInputMixin
+from .topic_input import POSITIVE, TOPIC_CLASSIFIER_CONSTRAINTS, TOPIC_CONSTRAINTS, CountInputMixin, run_trace
 
 SAMPLERS = ("ssgrld", "gibbs")
 MULTI_CLASS = ("auto", "ovr", "crammer_singer")
@@ -376,9 +376,7 @@ class MedLDA(ClassifierMixin, TransformerMixin, TopicClassifierMixin, CountInput
         self.coef_ = self.coef_samples_.mean(axis=0)
         self.n_topics_ = self.n_topics
         self.n_iter_ = result.n_iter
-        trace = {"iteration": np.arange(1, result.n_iter + 1), **result.trace, "wall_time": result.wall_time}
-        trace["tokens_per_second"] = trace["n_tokens"] / np.maximum(trace["wall_time"], 1e-12)
-        trace["compile_seconds"] = float(result.compile_seconds)
+        trace = run_trace(result)
         if refit_seconds is not None:
             trace["refit_seconds"] = float(refit_seconds)
         self.trace_ = trace

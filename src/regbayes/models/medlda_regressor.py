@@ -34,7 +34,7 @@ from ..inference import Algorithm, run
 from ..rng import host_seeds
 from ..samplers import defaults
 from .base import RegBayesEstimator
-from .topic_input import TOPIC_CONSTRAINTS, CountInputMixin
+from .topic_input import TOPIC_CONSTRAINTS, CountInputMixin, run_trace
 
 class MedLDARegressor(RegressorMixin, TransformerMixin, CountInputMixin, RegBayesEstimator):
     """Max-margin supervised topic model for a real response (Gibbs MedLDA regression).
@@ -161,10 +161,7 @@ class MedLDARegressor(RegressorMixin, TransformerMixin, CountInputMixin, RegBaye
         self.intercept_ = float(self.intercept_samples_.mean())
         self.n_topics_ = self.n_topics
         self.n_iter_ = result.n_iter
-        trace = {"iteration": np.arange(1, result.n_iter + 1), **result.trace, "wall_time": result.wall_time}
-        trace["tokens_per_second"] = trace["n_tokens"] / np.maximum(trace["wall_time"], 1e-12)
-        trace["compile_seconds"] = float(result.compile_seconds)
-        self.trace_ = trace
+        self.trace_ = run_trace(result)
         return self
 
     def transform(self, X):

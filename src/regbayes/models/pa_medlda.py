@@ -39,7 +39,7 @@ from ..rng import host_seeds
 from .base import RegBayesEstimator
 from .medlda_refit import refit_classifier
 from .topic_classifier import TopicClassifierMixin, multilabel_tags
-from .topic_input import TOPIC_CLASSIFIER_CONSTRAINTS, TOPIC_CONSTRAINTS, CountInputMixin, at_least
+from .topic_input import TOPIC_CLASSIFIER_CONSTRAINTS, TOPIC_CONSTRAINTS, CountInputMixin, at_least, run_trace
 
 _CONSTRAINTS = {key: value for key, value in TOPIC_CONSTRAINTS.items() if key != "n_iter"}
 
@@ -209,9 +209,7 @@ class PassiveAggressiveMedLDA(ClassifierMixin, TransformerMixin, TopicClassifier
         self.coef_mean_ = np.linalg.solve(state.precision, state.shift[..., None])[..., 0]
         self.topic_word_samples_, self.coef_samples_ = pa_medlda.posterior_draws(k_draws, state, self.n_draws)
         self._refitted = False
-        trace = {"iteration": np.arange(1, result.n_iter + 1), **result.trace, "wall_time": result.wall_time}
-        trace["tokens_per_second"] = trace["n_tokens"] / np.maximum(trace["wall_time"], 1e-12)
-        trace["compile_seconds"] = float(result.compile_seconds)
+        trace = run_trace(result)
         if self.refit_classifier:
             start = time.perf_counter()
             features = topic_proportions(doc_ptr, words, self.components_, self.alpha, self.n_transform_sweeps,

@@ -7,7 +7,9 @@ matrix (``MedLDA``, ``PassiveAggressiveMedLDA``) or finite real responses
 A label-indicator matrix Y (n_docs, L) of 0/1 gives one binary classifier per label (the
 one-vs-rest machinery of several classes, with ``y_dl = 2 Y_dl - 1`` instead of the
 indicator of a class); :func:`indicator_matrix` checks it: only 0 and 1, and (after the
-empty documents are dropped) both values in every column."""
+empty documents are dropped) both values in every column.
+
+:func:`run_trace` is the ``trace_`` the three estimators keep of their run."""
 from __future__ import annotations
 
 import warnings
@@ -164,3 +166,13 @@ def _real_responses(y, model):
     if not np.all(np.isfinite(y)):
         raise ValueError(f"y contains NaN or infinity; {model} needs finite real responses")
     return y
+
+
+def run_trace(result) -> dict:
+    """``trace_`` of a topic-model run (a :func:`regbayes.inference.run` result whose trace
+    counts ``n_tokens``): ``iteration`` (1-based), the run's trace, ``wall_time``,
+    ``tokens_per_second`` and ``compile_seconds``."""
+    trace = {"iteration": np.arange(1, result.n_iter + 1), **result.trace, "wall_time": result.wall_time}
+    trace["tokens_per_second"] = trace["n_tokens"] / np.maximum(trace["wall_time"], 1e-12)
+    trace["compile_seconds"] = float(result.compile_seconds)
+    return trace
