@@ -48,8 +48,6 @@ over the draws; ``predict`` takes its argmax.
 """
 from __future__ import annotations
 
-import math
-import time
 from numbers import Integral, Real
 
 import numpy as np
@@ -58,7 +56,7 @@ from sklearn.utils._param_validation import Interval, StrOptions
 from ..algorithms import isvm
 from ..inference import Algorithm, run
 from ..precision import maybe_x64
-from ..rng import host_seeds, key_from_seed
+from ..rng import key_from_seed
 from ..samplers.defaults import COMPONENT_NOISE_STEP_FACTOR, SAMPLER_DEFAULTS
 from .dp_experts_base import DPExpertsClassifier
 
@@ -235,11 +233,8 @@ class InfiniteSVC(DPExpertsClassifier):
     # ------------------------------------------------------------------ fit
     def fit(self, X, y):
         """Run the sampler on training data ``X`` (dense or sparse, densified), ``y``."""
-        self._validate_params()
-        X, y = self._validate_X(X, True, y)
-        n, d = X.shape
-        self._check_data_params(d)
-        codes = self._encode_labels(y)
+        X, codes = self._prepare(X, y)
+        d = X.shape[1]
         n_classes = len(self.classes_)
         multi_class = self.multi_class if n_classes > 2 else "binary"
         isvm.check_sampler(self.sampler, "ovr" if multi_class == "binary" else multi_class)
@@ -249,21 +244,14 @@ class InfiniteSVC(DPExpertsClassifier):
             Y = codes.astype(np.float64)
         else:
             Y = np.where(codes[:, None] == np.arange(n_classes), 1.0, -1.0)
-        self.prior_ = self._prior(X)
-        self.x_offset_ = X.mean(axis=0)
-        radius = math.sqrt(float(np.mean(np.sum((X - self.x_offset_) ** 2, axis=1))))
         minibatch = self.sampler != "gibbs"
         self._store_settings(
             n_warmup=int(self.n_warmup),
             batch_size=int(self.batch_size) if minibatch else None,
             step_size=(float(self.step_size or SAMPLER_DEFAULTS[self.sampler].relative_step) if minibatch else None),
-            intercept_scaling=float(self.intercept_scaling or (radius if radius > 0 else 1.0)),
             multi_class=multi_class,
         )
-        seed_kmeans, seed_run = (int(s) for s in host_seeds(self._fit_key(), 2))  # the fit's two streams
-        start = time.perf_counter()
-        z0 = self._initial_assignments(X, seed_kmeans)
-        init_seconds = time.perf_counter() - start
+        z0, seed_run, init_seconds = self._start(X)
         step = isvm.infinite_svm(self.sampler, n_auxiliary=self.n_auxiliary, batch_size=self.batch_size,
                                  n_inner=self.n_inner, step_size=self.step_size_,
                                  noise_step_factor=COMPONENT_NOISE_STEP_FACTOR)
