@@ -25,12 +25,18 @@ from __future__ import annotations
 import numba
 import numpy as np
 
+# numba options: no reference counting (the compiled code allocates nothing: the Python
+# wrappers below own the work arrays), no cfunc wrappers; helpers of compiled code get no
+# CPython wrapper either. Fewer and smaller compiled functions: a shorter first fit.
+_JIT = dict(cache=True, _nrt=False, no_cfunc_wrapper=True)
+_HELPER = dict(_JIT, no_cpython_wrapper=True)
+
 _GOLDEN = np.uint64(0x9E3779B97F4A7C15)
 _MIX1 = np.uint64(0xBF58476D1CE4E5B9)
 _MIX2 = np.uint64(0x94D049BB133111EB)
 
 
-@numba.njit(cache=True)
+@numba.njit(**_HELPER)
 def _splitmix(state):
     """(next state, 64 random bits) of splitmix64."""
     state = state + _GOLDEN
@@ -40,7 +46,7 @@ def _splitmix(state):
     return state, z ^ (z >> np.uint64(31))
 
 
-@numba.njit(cache=True)
+@numba.njit(**_HELPER)
 def _shuffle(order, state):
     """Fisher–Yates shuffle of ``order`` in place; returns the generator's new state."""
     for i in range(order.shape[0] - 1, 0, -1):
@@ -52,30 +58,31 @@ def _shuffle(order, state):
     return state
 
 
-@numba.njit(cache=True)
+@numba.njit(**_HELPER)
 def _converged(primal, dual, tol):
     return primal - dual <= tol * max(abs(primal), abs(dual))
 
 
-@numba.njit(cache=True)
-def _pass_setup(X, seed):
-    """What every kernel's passes need: the squared row norms ``||x_n||^2``, the row order
-    (shuffled before each pass) and the generator's state from ``seed``."""
-    N = X.shape[0]
-    sq = np.empty(N)
-    for n in range(N):
+@numba.njit(**_HELPER)
+def _row_norms(X, sq):
+    """The squared row norms ``||x_n||^2`` into ``sq``."""
+    for n in range(X.shape[0]):
         sq[n] = np.dot(X[n], X[n])
-    return sq, np.arange(N), np.uint64(seed)
 
 
-@numba.njit(cache=True)
+def _pass_buffers(X):
+    """The passes' work arrays: squared row norms (filled by the kernel) and the row order."""
+    return np.empty(X.shape[0]), np.arange(X.shape[0])
+
+
+@numba.njit(**_HELPER)
 def _add_row(a, x, out):
     """``out += a * x`` in place (``out`` a weight vector, ``x`` a row of X)."""
     for k in range(out.shape[0]):
         out[k] += a * x[k]
 
 
-@numba.njit(cache=True)
+@numba.njit(**_HELPER)
 def _binary_objectives(X, y, C, w, mu):
     """Recompute ``mu = sum_n y_n w_n x_n`` in place; return (primal, dual)."""
     N, K = X.shape
@@ -97,7 +104,7 @@ def _binary_objectives(X, y, C, w, mu):
     return half_sq + hinge, wsum - half_sq
 
 
-@numba.njit(cache=True)
+@numba.njit(**_HELPER)
 def _binary_pass(X, y, C, w, mu, sq, order):
     """One pass of exact row updates of the binary hinge dual, in ``order``."""
     for n in order:
@@ -115,13 +122,10 @@ def _binary_pass(X, y, C, w, mu, sq, order):
             w[n] = new
 
 
-@numba.njit(cache=True)
-def binary_svm_cd(X, y, C, w, tol, max_iter, seed):
-    """Dual coordinate descent for eq. 28 of paper 002; ``w`` updated in place.
-
-    Returns ``(mu, primal, dual, n_iter, converged)``."""
-    mu = np.zeros(X.shape[1])
-    sq, order, state = _pass_setup(X, seed)
+@numba.njit(**_JIT)
+def _binary_svm_cd(X, y, C, w, tol, max_iter, seed, mu, sq, order):
+    _row_norms(X, sq)
+    state = np.uint64(seed)
     primal, dual = _binary_objectives(X, y, C, w, mu)
     n_iter = 0
     while n_iter < max_iter and not _converged(primal, dual, tol):
@@ -129,10 +133,18 @@ def binary_svm_cd(X, y, C, w, tol, max_iter, seed):
         _binary_pass(X, y, C, w, mu, sq, order)
         primal, dual = _binary_objectives(X, y, C, w, mu)
         n_iter += 1
-    return mu, primal, dual, n_iter, _converged(primal, dual, tol)
+    return primal, dual, n_iter, _converged(primal, dual, tol)
 
 
-@numba.njit(cache=True)
+def binary_svm_cd(X, y, C, w, tol, max_iter, seed):
+    """Dual coordinate descent for eq. 28 of paper 002; ``w`` updated in place.
+
+    Returns ``(mu, primal, dual, n_iter, converged)``."""
+    mu = np.zeros(X.shape[1])
+    return (mu, *_binary_svm_cd(X, y, C, w, tol, max_iter, seed, mu, *_pass_buffers(X)))
+
+
+@numba.njit(**_HELPER)
 def _svr_objectives(X, y, C, epsilon, beta, mu):
     """Recompute ``mu = sum_n beta_n x_n`` in place; return (primal, dual)."""
     N, K = X.shape
@@ -153,7 +165,7 @@ def _svr_objectives(X, y, C, epsilon, beta, mu):
     return half_sq + loss, linear - half_sq
 
 
-@numba.njit(cache=True)
+@numba.njit(**_HELPER)
 def _svr_pass(X, y, C, epsilon, beta, mu, sq, order):
     """One pass of exact row updates of the epsilon-insensitive dual, in ``order``."""
     for n in order:
@@ -181,12 +193,10 @@ def _svr_pass(X, y, C, epsilon, beta, mu, sq, order):
             beta[n] = new
 
 
-@numba.njit(cache=True)
-def svr_cd(X, y, C, epsilon, beta, tol, max_iter, seed):
-    """Dual coordinate descent for the epsilon-insensitive dual (Lemma 11); ``beta``
-    updated in place. Returns ``(mu, primal, dual, n_iter, converged)``."""
-    mu = np.zeros(X.shape[1])
-    sq, order, state = _pass_setup(X, seed)
+@numba.njit(**_JIT)
+def _svr_cd(X, y, C, epsilon, beta, tol, max_iter, seed, mu, sq, order):
+    _row_norms(X, sq)
+    state = np.uint64(seed)
     primal, dual = _svr_objectives(X, y, C, epsilon, beta, mu)
     n_iter = 0
     while n_iter < max_iter and not _converged(primal, dual, tol):
@@ -194,10 +204,17 @@ def svr_cd(X, y, C, epsilon, beta, tol, max_iter, seed):
         _svr_pass(X, y, C, epsilon, beta, mu, sq, order)
         primal, dual = _svr_objectives(X, y, C, epsilon, beta, mu)
         n_iter += 1
-    return mu, primal, dual, n_iter, _converged(primal, dual, tol)
+    return primal, dual, n_iter, _converged(primal, dual, tol)
 
 
-@numba.njit(cache=True)
+def svr_cd(X, y, C, epsilon, beta, tol, max_iter, seed):
+    """Dual coordinate descent for the epsilon-insensitive dual (Lemma 11); ``beta``
+    updated in place. Returns ``(mu, primal, dual, n_iter, converged)``."""
+    mu = np.zeros(X.shape[1])
+    return (mu, *_svr_cd(X, y, C, epsilon, beta, tol, max_iter, seed, mu, *_pass_buffers(X)))
+
+
+@numba.njit(**_JIT)
 def project_simplex(v, total, out, work):
     """``out = argmin_{o >= 0, sum o = total} ||o - v||^2`` (``total >= 0``), by sorting
     ``v`` (into ``work``) in decreasing order: ``o = max(0, v - theta)`` with the
@@ -230,7 +247,7 @@ def project_simplex(v, total, out, work):
         out[i] = max((v[i] - top) - theta, 0.0)
 
 
-@numba.njit(cache=True)
+@numba.njit(**_HELPER)
 def _cs_objectives(X, y, C, cost, omega, mu, scores):
     """Recompute ``mu_k = sum_n (C_n 1[k = y_n] - omega_nk) x_n`` in place; return
     (primal, dual) of the Crammer–Singer problem."""
@@ -262,7 +279,7 @@ def _cs_objectives(X, y, C, cost, omega, mu, scores):
     return half_sq + loss, linear - half_sq
 
 
-@numba.njit(cache=True)
+@numba.njit(**_HELPER)
 def _cs_pass(X, C, cost, omega, mu, sq, order, v, new, work):
     """One pass of exact row updates of the Crammer–Singer dual, in ``order`` (``v``,
     ``new``, ``work``: buffers of length L)."""
@@ -287,14 +304,10 @@ def _cs_pass(X, C, cost, omega, mu, sq, order, v, new, work):
                 omega[n, c] = new[c]
 
 
-@numba.njit(cache=True)
-def crammer_singer_cd(X, y, C, cost, omega, tol, max_iter, seed):
-    """Sequential dual method for the Crammer–Singer dual (eq. 34 with Lemma 12's cost
-    term); ``omega`` (N, L) updated in place. Returns ``(mu, primal, dual, n_iter, converged)``."""
-    L = omega.shape[1]
-    mu = np.zeros((L, X.shape[1]))
-    v, new, work, scores = np.empty(L), np.empty(L), np.empty(L), np.empty(L)
-    sq, order, state = _pass_setup(X, seed)
+@numba.njit(**_JIT)
+def _crammer_singer_cd(X, y, C, cost, omega, tol, max_iter, seed, mu, sq, order, v, new, work, scores):
+    _row_norms(X, sq)
+    state = np.uint64(seed)
     primal, dual = _cs_objectives(X, y, C, cost, omega, mu, scores)
     n_iter = 0
     while n_iter < max_iter and not _converged(primal, dual, tol):
@@ -302,17 +315,27 @@ def crammer_singer_cd(X, y, C, cost, omega, tol, max_iter, seed):
         _cs_pass(X, C, cost, omega, mu, sq, order, v, new, work)
         primal, dual = _cs_objectives(X, y, C, cost, omega, mu, scores)
         n_iter += 1
-    return mu, primal, dual, n_iter, _converged(primal, dual, tol)
+    return primal, dual, n_iter, _converged(primal, dual, tol)
 
 
-@numba.njit(cache=True)
-def project_segments(values, starts, totals, out):
-    """Project ``values[starts[s]:starts[s + 1]]`` onto ``{o >= 0, sum o = totals[s]}`` for
-    every segment ``s`` (:func:`project_simplex`), into ``out``."""
-    width = 1
-    for s in range(starts.shape[0] - 1):
-        width = max(width, starts[s + 1] - starts[s])
-    work = np.empty(width)
+def crammer_singer_cd(X, y, C, cost, omega, tol, max_iter, seed):
+    """Sequential dual method for the Crammer–Singer dual (eq. 34 with Lemma 12's cost
+    term); ``omega`` (N, L) updated in place. Returns ``(mu, primal, dual, n_iter, converged)``."""
+    L = omega.shape[1]
+    mu = np.zeros((L, X.shape[1]))
+    rows = (np.empty(L) for _ in range(4))  # v, new, work, scores
+    return (mu, *_crammer_singer_cd(X, y, C, cost, omega, tol, max_iter, seed, mu, *_pass_buffers(X), *rows))
+
+
+@numba.njit(**_JIT)
+def _project_segments(values, starts, totals, out, work):
     for s in range(starts.shape[0] - 1):
         a, b = starts[s], starts[s + 1]
         project_simplex(values[a:b], totals[s], out[a:b], work[: b - a])
+
+
+def project_segments(values, starts, totals, out):
+    """Project ``values[starts[s]:starts[s + 1]]`` onto ``{o >= 0, sum o = totals[s]}`` for
+    every segment ``s`` (:func:`project_simplex`), into ``out``."""
+    width = int(np.max(np.diff(starts), initial=1))
+    _project_segments(values, starts, totals, out, np.empty(max(width, 1)))
