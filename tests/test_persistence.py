@@ -194,6 +194,15 @@ def test_a_re_signed_unedited_file_loads(model_file, fitted):
     np.testing.assert_array_equal(loaded.predict(X), fitted.predict(X))
 
 
+def test_another_library_version_loads_with_a_warning(model_file, fitted):
+    def older(metadata, members):
+        metadata["library_version"] = "0.0.1"
+
+    with pytest.warns(UserWarning, match="saved by regbayes '0.0.1'"):
+        loaded = regbayes.load(_edited(model_file, older))
+    np.testing.assert_array_equal(loaded.predict(X), fitted.predict(X))
+
+
 def test_truncated_files(model_file):
     data = model_file.read_bytes()
     for size in (0, 3, 30, 300, len(data) // 2, len(data) - 100, len(data) - 64, len(data) - 1):

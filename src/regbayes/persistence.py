@@ -56,7 +56,9 @@ as MedLDA's ``callback``; set it to None first), a vectorizer other than a plain
 included), an estimator of a class the library does not export (a subclass included),
 and any other object the table above does not name.
 
-A file that cannot be loaded (missing, not a model file, truncated, damaged, of another
+A file written by another version of regbayes loads with a ``UserWarning`` (an
+estimator's attributes may change between versions; the format version guards the
+layout). A file that cannot be loaded (missing, not a model file, truncated, damaged, of another
 format version, naming an unknown class) raises :class:`ModelFileError`.
 """
 from __future__ import annotations
@@ -69,6 +71,7 @@ import math
 import os
 import re
 import tempfile
+import warnings
 import zipfile
 from pathlib import Path
 
@@ -251,6 +254,11 @@ def load(path):
         raise ModelFileError(f"no such model file: {path}")
     data = path.read_bytes()
     metadata, arrays = _verified_contents(path, data)
+    from . import __version__
+
+    if metadata.get("library_version") != __version__:
+        warnings.warn(f"{path} was saved by regbayes {metadata.get('library_version')!r} and is loaded by regbayes "
+                      f"{__version__}: an estimator's fitted attributes may differ between versions", UserWarning, stacklevel=2)
     try:
         return _build(metadata, arrays)
     except ModelFileError as exc:
