@@ -26,29 +26,33 @@ allow_pickle=False)`` reads as an ``.npz``:
 Encoded values: ``None``, booleans, integers, strings and finite floats are themselves;
 everything else is a JSON object with a ``kind``:
 
-=================== =============================================================
-``array``           ``name`` of its ``.npy`` entry; ``object: true`` for an object
-                    array of strings (stored as a string array)
-``float``           ``value``: ``"nan"``, ``"inf"`` or ``"-inf"``
-``scalar``          a NumPy scalar: ``dtype`` (e.g. ``"<f8"``) and ``value``
-``list``/``tuple``/ ``items``: a list of encoded values
-``set``
-``dict``            ``items``: an object of encoded values (keys are strings)
-``record``          ``type`` (a name in :data:`RECORD_TYPES`: NamedTuples and
-                    dataclasses of the library) and ``fields``
-``generator``       a ``numpy.random.Generator``: its bit generator's ``state``
-``random_state``    a ``numpy.random.RandomState``: ``state`` (``get_state(legacy=False)``)
-``scalar_type``     a type such as ``numpy.int64``: ``dtype`` or ``builtin``
-``count_vectorizer`` scikit-learn's ``CountVectorizer``: ``params``, ``words`` and
-                    ``index`` (its ``vocabulary_``) and its other fitted ``attributes``
-=================== =============================================================
+============================ =====================================================
+``array``                    ``name`` of its ``.npy`` entry; ``object: true`` for
+                             an object array of strings (stored as strings)
+``float``                    ``value``: ``"nan"``, ``"inf"`` or ``"-inf"``
+``scalar``                   a NumPy scalar: ``dtype`` (``"<f8"``) and ``value``
+``list``, ``tuple``, ``set`` ``items``: a list of encoded values
+``dict``                     ``items``: an object of encoded values (string keys)
+``record``                   ``type`` (a name in :data:`RECORD_TYPES`: NamedTuples
+                             and dataclasses of the library) and ``fields``
+``generator``                a ``numpy.random.Generator``: its bit generator's
+                             ``state``
+``random_state``             a ``numpy.random.RandomState``: ``state``
+                             (``get_state(legacy=False)``)
+``scalar_type``              a type such as ``numpy.int64``: ``dtype`` or ``builtin``
+``count_vectorizer``         scikit-learn's ``CountVectorizer``: ``params``,
+                             ``words`` and ``index`` (its ``vocabulary_``) and its
+                             other fitted ``attributes``
+============================ =====================================================
 
 Loading never unpickles (``numpy.load(..., allow_pickle=False)``) and never imports a
 name read from the file: classes are looked up in allow-lists (the exported estimators,
 :data:`RECORD_TYPES`, NumPy's bit generators). JAX arrays come back as NumPy arrays.
-Attributes a class lists in ``_unsaved_attributes`` (caches rebuilt on first use, such as
-``BayesianSVC``'s ``InferenceData``, which is rebuilt from the stored sampler result) are
-not written; load sets them to the value listed there. An unfitted estimator saves its parameters only.
+Attributes a class lists in ``_unsaved_attributes`` (caches rebuilt on first use) are not
+written; load sets them to the value listed there. ``BayesianSVC.idata_`` is such a cache:
+the file holds the sampler result it is built from (``_sample_result``: draws, sampler
+statistics, step sizes), so no netCDF entry is needed. An unfitted estimator saves its
+parameters only.
 
 Not saved (a ``TypeError`` naming the parameter or attribute): a callable parameter (such
 as MedLDA's ``callback``; set it to None first), a vectorizer other than a plain
@@ -58,8 +62,8 @@ and any other object the table above does not name.
 
 A file written by another version of regbayes loads with a ``UserWarning`` (an
 estimator's attributes may change between versions; the format version guards the
-layout). A file that cannot be loaded (missing, not a model file, truncated, damaged, of another
-format version, naming an unknown class) raises :class:`ModelFileError`.
+layout). A file that cannot be loaded (missing, not a model file, truncated, damaged, of
+another format version, naming an unknown class) raises :class:`ModelFileError`.
 """
 from __future__ import annotations
 
@@ -156,7 +160,7 @@ class _Encoder:
             return self.array(value, what, path)
         if isinstance(value, np.generic) and value.dtype.kind in SCALAR_KINDS:
             return {"kind": "scalar", "dtype": value.dtype.str, "value": self.encode(value.item(), what, path)}
-        if isinstance(value, tuple) and hasattr(value, "_fields") or dataclasses.is_dataclass(value) and not isinstance(value, type):
+        if (isinstance(value, tuple) and hasattr(value, "_fields")) or (dataclasses.is_dataclass(value) and not isinstance(value, type)):
             if RECORD_TYPES.get(t.__name__) is not t:
                 self.refuse(what, value)
             names = value._fields if isinstance(value, tuple) else [f.name for f in dataclasses.fields(value)]
