@@ -12,6 +12,7 @@ import pytest
 from local_http import http_server  # noqa: F401 (fixture)
 from sklearn.datasets import dump_svmlight_file
 
+import regbayes
 from regbayes import cli
 
 
@@ -106,14 +107,13 @@ def svmlight_files(tmp_path):
 
 def test_fit_predict_round_trip(svmlight_files, tmp_path, capsys):
     train, test, y_test = svmlight_files
-    model_path = tmp_path / "models" / "svc.pkl"
+    model_path = tmp_path / "models" / "svc.npz"
     argv = ["fit", str(train), "--sampler", "ssgld", "--model-out", str(model_path),
             "--n-draws", "200", "--n-warmup", "100", "--batch-size", "30", "--no-progress"]
     assert cli.main(argv) == 0
     out = capsys.readouterr().out
     assert "120 rows x 3 features" in out and "training accuracy" in out and str(model_path) in out
-    with open(model_path, "rb") as f:
-        model = pickle.load(f)
+    model = regbayes.load(model_path)
     assert model.sampler == "ssgld" and model.coef_samples_.shape == (200, 3)
 
     assert cli.main(["predict", str(model_path), str(test)]) == 0
@@ -130,6 +130,18 @@ def test_fit_predict_round_trip(svmlight_files, tmp_path, capsys):
     proba = np.array([[float(v) for v in line.split()] for line in lines[1:]])
     np.testing.assert_allclose(proba.sum(axis=1), 1.0)
 
+    # --format pickle: written and read on request only
+    pickled = tmp_path / "svc.pkl"
+    assert cli.main(argv[:5] + [str(pickled), "--format", "pickle"] + argv[6:]) == 0
+    with open(pickled, "rb") as f:
+        np.testing.assert_array_equal(pickle.load(f).coef_samples_, model.coef_samples_)
+    capsys.readouterr()
+    assert cli.main(["predict", str(pickled), str(test)]) == 2
+    err = capsys.readouterr().err
+    assert "is not a regbayes model file: a pickle" in err and "pass --format pickle if you trust it" in err
+    assert cli.main(["predict", str(pickled), str(test), "--format", "pickle"]) == 0
+    assert [int(float(v)) for v in capsys.readouterr().out.split()] == labels.tolist()
+
 
 def test_fit_and_predict_file_errors(svmlight_files, tmp_path, capsys):
     train, _, _ = svmlight_files
@@ -144,7 +156,9 @@ def test_fit_and_predict_file_errors(svmlight_files, tmp_path, capsys):
     junk = tmp_path / "junk.pkl"
     junk.write_bytes(b"not a pickle")
     assert cli.main(["predict", str(junk), str(train)]) == 2
-    assert "not a model" in capsys.readouterr().err
+    assert "not a regbayes model file" in capsys.readouterr().err
+    assert cli.main(["predict", str(junk), str(train), "--format", "pickle"]) == 2
+    assert "not a model saved by" in capsys.readouterr().err
 
 
 def test_datasets_lists_the_registry(capsys):

@@ -3,8 +3,8 @@
 Layers, lowest first (a module imports from its own layer or below only)::
 
     base modules (precision, rng, validation, schedules)
-      -> potentials, datasets -> samplers, core -> algorithms -> inference -> models
-      -> experiments, plotting, diagnostics -> cli
+      -> potentials, datasets -> samplers, core -> algorithms -> inference
+      -> models, persistence -> experiments, plotting, diagnostics -> cli
 
 Also: no estimator module imports another estimator module, no private name (a name or
 module starting with ``_``) is imported across packages, and no module is over 500 lines.
@@ -25,7 +25,7 @@ LAYERS = {
     "samplers": 2, "core": 2,
     "algorithms": 3,
     "inference": 4,
-    "models": 5,
+    "models": 5, "persistence": 5,
     "experiments": 6, "plotting": 6, "diagnostics": 6,
     "cli": 7, "__main__": 7,
 }

@@ -2,7 +2,9 @@
 max-margin topic models, RegBayes) with stochastic subgradient MCMC in JAX."""
 from .models import (M2DPM, BayesianSVC, DPMeansSVC, DPMNLClassifier, IBPFeatures, InfiniteLatentSVC, InfiniteSVC, MedLDA,
                      MedLDARegressor, MultiTaskInfiniteLatentSVC, MultiTaskInfiniteLatentSVR, PassiveAggressiveMedLDA)
+from .persistence import ModelFileError, load
 
 __all__ = ["BayesianSVC", "DPMeansSVC", "DPMNLClassifier", "IBPFeatures", "InfiniteLatentSVC", "InfiniteSVC", "M2DPM", "MedLDA",
-           "MedLDARegressor", "MultiTaskInfiniteLatentSVC", "MultiTaskInfiniteLatentSVR", "PassiveAggressiveMedLDA"]
+           "MedLDARegressor", "MultiTaskInfiniteLatentSVC", "MultiTaskInfiniteLatentSVR", "PassiveAggressiveMedLDA",
+           "load", "ModelFileError"]
 __version__ = "0.1.0"

@@ -9,10 +9,14 @@ Examples::
     regbayes reproduce fig5 --data higgs --data realsim --paper-settings
     regbayes reproduce isvm-table2 --data ijcnn1 --data protein_train.svm,protein_test.svm
     regbayes reproduce medlda-fig8 --data 20news --paper-settings
-    regbayes fit train.svm --sampler ssgld --model-out model.pkl
-    regbayes predict model.pkl test.svm --proba
+    regbayes fit train.svm --sampler ssgld --model-out model.npz
+    regbayes predict model.npz test.svm --proba
     regbayes datasets
     regbayes bench
+
+``fit`` saves the model in regbayes's own format (arrays and JSON metadata, read without
+pickle: :mod:`regbayes.persistence`); ``--format pickle`` writes and reads a pickle instead,
+for scikit-learn tooling that expects one (load pickles from trusted sources only).
 
 Every command returns an exit status from :func:`main` (0 on success, 1 on a failed
 run, 2 on a usage error) instead of calling ``sys.exit`` itself, except for argparse's
@@ -32,6 +36,7 @@ from pathlib import Path
 __all__ = ["main", "build_parser"]
 
 SAMPLERS = ("gibbs", "shmc", "ssgld", "ssgnht", "srwm")
+FORMATS = ("npz", "pickle")
 
 
 def _positive_int(text: str) -> int:
@@ -94,10 +99,13 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = sub.add_parser("fit", help="fit a BayesianSVC to an svmlight file and save it",
                        description="Fit BayesianSVC to DATA (svmlight/LIBSVM, optionally compressed) "
-                       "and pickle the fitted estimator to --model-out.")
+                       "and save the fitted estimator to --model-out: a regbayes model file (arrays and JSON "
+                       "metadata in an .npz, loaded without pickle by regbayes.load), or a pickle with --format pickle.")
     p.add_argument("data", metavar="DATA", help="svmlight/LIBSVM training file")
     p.add_argument("--sampler", choices=SAMPLERS, default="ssgld", help="default: %(default)s")
-    p.add_argument("--model-out", required=True, metavar="FILE", help="where to save the fitted model (pickle)")
+    p.add_argument("--model-out", required=True, metavar="FILE", help="where to save the fitted model")
+    p.add_argument("--format", choices=FORMATS, default="npz",
+                   help="npz: regbayes's model file, read without pickle (default); pickle: for scikit-learn tooling")
     p.add_argument("--n-draws", type=_positive_int, default=1000, help="draws per chain (default: %(default)s)")
     p.add_argument("--n-warmup", type=int, default=None,
                    help="warm-up steps (default: the estimator's per-sampler default)")
@@ -117,7 +125,9 @@ def build_parser() -> argparse.ArgumentParser:
                        description="Print one prediction per row of DATA (svmlight). With --proba, "
                        "print the Gibbs-classifier vote fraction of every class instead. When DATA has "
                        "labels, the accuracy goes to stderr.")
-    p.add_argument("model", metavar="MODEL", help="file written by 'regbayes fit' (pickle; load trusted files only)")
+    p.add_argument("model", metavar="MODEL", help="file written by 'regbayes fit'")
+    p.add_argument("--format", choices=FORMATS, default="npz",
+                   help="format of MODEL (default: %(default)s); a pickle can run code: load trusted files only")
     p.add_argument("data", metavar="DATA", help="svmlight/LIBSVM file")
     p.add_argument("--proba", action="store_true", help="print class probabilities (vote fractions)")
     p.add_argument("--output", default=None, metavar="FILE", help="write predictions here instead of stdout")
@@ -247,8 +257,11 @@ def _cmd_fit(args) -> int:
     out = Path(args.model_out)
     if out.parent and not out.parent.exists():
         out.parent.mkdir(parents=True, exist_ok=True)
-    with open(out, "wb") as f:
-        pickle.dump(model, f, protocol=pickle.HIGHEST_PROTOCOL)
+    if args.format == "pickle":
+        with open(out, "wb") as f:
+            pickle.dump(model, f, protocol=pickle.HIGHEST_PROTOCOL)
+    else:
+        model.save(out)
     coef = np.asarray(model.coef_)
     shown = np.array2string(coef.ravel()[:10], precision=3, separator=", ")
     print(f"BayesianSVC(sampler={args.sampler!r}) fitted on {args.data}: {X.shape[0]} rows x {X.shape[1]} "
@@ -260,7 +273,7 @@ def _cmd_fit(args) -> int:
           ("" if args.n_chains > 1 else " (R-hat needs 2+ chains)"))
     print(f"  posterior-mean weights{' (first 10)' if coef.size > 10 else ''}: {shown}")
     print(f"  posterior-mean intercept: {np.array2string(np.asarray(model.intercept_), precision=3)}")
-    print(f"model saved to {out}")
+    print(f"model saved to {out} ({'pickle' if args.format == 'pickle' else 'regbayes model file'})")
     return 0
 
 
@@ -271,11 +284,20 @@ def _cmd_predict(args) -> int:
         return _error("predict", f"no such model file: {args.model}")
     if not Path(args.data).is_file():
         return _error("predict", f"no such file: {args.data}")
-    try:
-        with open(args.model, "rb") as f:
-            model = pickle.load(f)
-    except (pickle.UnpicklingError, EOFError, AttributeError, ImportError) as exc:
-        return _error("predict", f"{args.model} is not a model saved by 'regbayes fit' ({exc})")
+    if args.format == "pickle":
+        try:
+            with open(args.model, "rb") as f:
+                model = pickle.load(f)
+        except (pickle.UnpicklingError, EOFError, AttributeError, ImportError) as exc:
+            return _error("predict", f"{args.model} is not a model saved by 'regbayes fit --format pickle' ({exc})")
+    else:
+        from .persistence import ModelFileError, load
+
+        try:
+            model = load(args.model)
+        except ModelFileError as exc:
+            hint = "; pass --format pickle if you trust it" if "a pickle" in str(exc) else ""
+            return _error("predict", f"{exc}{hint}")
     if not hasattr(model, "predict") or not hasattr(model, "n_features_in_"):
         return _error("predict", f"{args.model} does not hold a fitted classifier")
     try:

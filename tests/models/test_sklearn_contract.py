@@ -203,7 +203,7 @@ def test_sklearn_compatible(estimator, check):
 def test_every_estimator_is_in_the_table():
     import regbayes
 
-    exported = {getattr(regbayes, name) for name in regbayes.__all__}
+    exported = {getattr(regbayes, name) for name in regbayes.models.__all__}
     views = (CountViewMedLDA, CountViewMedLDARegressor, CountViewPassiveAggressiveMedLDA)
     checked = {type(est).__mro__[1] if type(est) in views else type(est)
                for est, _, _ in CHECKED}

@@ -9,6 +9,7 @@ that would otherwise be written once per estimator:
 * labels are encoded once (``classes_``), and one class is refused with a clear error;
 * ``random_state`` becomes one JAX key per ``fit`` (:func:`regbayes.rng.make_key`); every
   random stream of the fit is split from it;
+* ``save(path)`` writes the estimator without pickle (:mod:`regbayes.persistence`);
 * the settings a fit resolves (defaults that depend on the data) are stored as fitted
   attributes with a trailing underscore, so that callers read them instead of
   re-deriving them.
@@ -20,6 +21,7 @@ from sklearn.base import BaseEstimator
 from sklearn.preprocessing import LabelEncoder
 from sklearn.utils.multiclass import check_classification_targets
 
+from .. import persistence
 from ..rng import make_key
 
 
@@ -27,6 +29,14 @@ class RegBayesEstimator(BaseEstimator):
     """Base of the library's estimators (see the module docstring)."""
 
     _parameter_constraints: dict = {}
+    #: caches rebuilt on first use: not saved by :meth:`save`, set to these values on load
+    _unsaved_attributes: dict = {}
+
+    def save(self, path):
+        """Write this estimator to ``path`` without pickle: plain arrays and JSON metadata
+        (:mod:`regbayes.persistence` describes the format); read it with
+        :func:`regbayes.load`. An unfitted estimator saves its parameters only."""
+        return persistence.save(self, path)
 
     def _fit_key(self):
         """The one JAX key of this fit, from ``random_state``."""

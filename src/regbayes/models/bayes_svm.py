@@ -116,6 +116,7 @@ class BayesianSVC(ClassifierMixin, RegBayesEstimator):
         seconds.
     """
 
+    _unsaved_attributes = {"_idata": None}  # rebuilt from _sample_result by idata_
     _parameter_constraints = {
         "C": [Interval(Real, 0, None, closed="neither")],
         "margin": [Interval(Real, 0, None, closed="neither")],
