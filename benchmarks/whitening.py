@@ -24,7 +24,7 @@ from harness import markdown_header, markdown_row, timed  # noqa: E402
 from library_internals import fig8_synthetic_corpus, forced_dense_transform_max  # noqa: E402
 
 from regbayes import BayesianSVC, MedLDA  # noqa: E402
-from regbayes.inference.driver import DENSE_TRANSFORM_MAX  # noqa: E402
+from regbayes.inference.adaptation import DENSE_TRANSFORM_MAX  # noqa: E402
 
 
 def main(argv=None):

@@ -68,21 +68,16 @@ another format version, naming an unknown class) raises :class:`ModelFileError`.
 from __future__ import annotations
 
 import dataclasses
-import hashlib
-import io
-import json
 import math
-import os
 import re
-import tempfile
 import warnings
-import zipfile
 from pathlib import Path
 
 import jax
 import numpy as np
 from sklearn.feature_extraction.text import CountVectorizer
 
+from . import archive
 from .algorithms.gibbs_svm import GibbsSVMState
 from .inference.driver import SampleResult
 from .potentials.niw import NIW
@@ -221,32 +216,7 @@ def save(estimator, path) -> Path:
     }
     metadata["unsaved_attributes"] = unsaved
     metadata["arrays"] = list(encoder.arrays)
-    data = _archive(json.dumps(metadata, indent=1, allow_nan=False).encode(), encoder.arrays)
-    path = Path(path)
-    handle, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
-    try:
-        with os.fdopen(handle, "wb") as f:
-            f.write(data)
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
-    return path
-
-
-def _archive(metadata: bytes, arrays: dict) -> bytes:
-    """The ZIP bytes: metadata, arrays, then the checksum as the archive comment. Entries
-    carry a fixed date, so that the same model gives the same bytes."""
-    buffer = io.BytesIO()
-    with zipfile.ZipFile(buffer, "w", zipfile.ZIP_STORED) as archive:
-        archive.writestr(zipfile.ZipInfo(METADATA, date_time=(1980, 1, 1, 0, 0, 0)), metadata)
-        for name, value in arrays.items():
-            info = zipfile.ZipInfo(f"{name}.npy", date_time=(1980, 1, 1, 0, 0, 0))
-            with archive.open(info, "w", force_zip64=value.nbytes > 2**30) as f:
-                np.lib.format.write_array(f, value, allow_pickle=False)
-        archive.comment = TRAILER + b"0" * 64
-    data = buffer.getvalue()
-    return data[:-64] + hashlib.sha256(data[:-64]).hexdigest().encode()
+    return archive.write_atomic(path, archive.pack(METADATA, metadata, encoder.arrays, TRAILER))
 
 
 # --------------------------------------------------------------------------- decoding
@@ -273,31 +243,23 @@ def load(path):
 
 def _verified_contents(path: Path, data: bytes):
     """(metadata, arrays by name) of a file whose checksum and format version are right."""
-    if not data.startswith(b"PK\x03\x04"):
-        what = "a pickle (load those with pickle, and only when you trust them)" if data[:1] == b"\x80" else "not a ZIP archive"
-        raise ModelFileError(f"{path} is not a regbayes model file: {what}")
-    tail = data[-len(TRAILER) - 64:]
-    if not (tail.startswith(TRAILER) and re.fullmatch(rb"[0-9a-f]{64}", tail[len(TRAILER):])):
-        raise ModelFileError(f"{path} is truncated or damaged: its checksum record (the end of the file) is missing")
-    if hashlib.sha256(data[:-64]).hexdigest().encode() != tail[len(TRAILER):]:
-        raise ModelFileError(f"{path}: the file was modified or damaged (its SHA-256 does not match the one it records)")
-    try:
-        with np.load(io.BytesIO(data), allow_pickle=False) as npz:
-            metadata = json.loads(npz[METADATA].decode("utf-8"))
-            if not isinstance(metadata, dict) or metadata.get("format") != FORMAT:
-                raise ModelFileError(f"{path} is not a regbayes model file (no '{FORMAT}' metadata)")
-            version = metadata.get("format_version")
-            if version != FORMAT_VERSION:
-                raise ModelFileError(f"{path} has model file format version {version!r} (written by regbayes "
-                                     f"{metadata.get('library_version', '?')}); this regbayes reads version {FORMAT_VERSION}")
+    metadata, npz = archive.unpack(path, data, METADATA, TRAILER, ModelFileError, "regbayes model file")
+    with npz:
+        if metadata.get("format") != FORMAT:
+            raise ModelFileError(f"{path} is not a regbayes model file (no '{FORMAT}' metadata)")
+        version = metadata.get("format_version")
+        if version != FORMAT_VERSION:
+            raise ModelFileError(f"{path} has model file format version {version!r} (written by regbayes "
+                                 f"{metadata.get('library_version', '?')}); this regbayes reads version {FORMAT_VERSION}")
+        try:
             names = metadata["arrays"]
             if sorted(npz.files) != sorted([METADATA, *names]):
                 raise ModelFileError(f"{path}: its entries do not match the arrays its metadata lists")
             arrays = {name: npz[name] for name in names}
-    except ModelFileError:
-        raise
-    except Exception as exc:
-        raise ModelFileError(f"{path} cannot be read as a regbayes model file ({type(exc).__name__}: {exc})") from exc
+        except ModelFileError:
+            raise
+        except Exception as exc:
+            raise ModelFileError(f"{path} cannot be read as a regbayes model file ({type(exc).__name__}: {exc})") from exc
     return metadata, arrays
 
 

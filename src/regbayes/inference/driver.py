@@ -25,6 +25,8 @@ import numpy as np
 
 from ..samplers.base import THIN_REDUCTIONS, SamplingAlgorithm, is_fixed
 from ..schedules import Constant, Polynomial, as_schedule
+from . import checkpoint as checkpoints
+from .adaptation import DENSE_TRANSFORM_MAX, estimate_transform
 from .errors import DivergenceError
 from .progress import progress_bar
 
@@ -252,36 +254,6 @@ def _warn_if_stuck(acceptance, step_size, kernel_name):
         )
 
 
-# Positions with more coordinates get a diagonal transform (``dense_transform_max``). A dense P x P covariance from
-# the few hundred warm-up draws of a window is poorly determined for large P, and its two
-# matvecs per step cost O(P^2); on a 20-class fit (P = 400) the diagonal transform mixed far
-# better in less time (CHANGELOG.md, "dense or diagonal whitening").
-DENSE_TRANSFORM_MAX = 64
-
-
-def _estimate_transform(positions, dense: bool):
-    """Whitening transform ``T`` (``T T^T`` = regularised covariance) from warm-up draws.
-
-    ``positions`` has shape (chain, draw, *position_shape); chains are pooled. The
-    covariance is shrunk towards a multiple of the identity as in Stan's window
-    adaptation: ``n/(n+5) Sigma + 1e-3 * 5/(n+5) * mean(diag Sigma) I``.
-    """
-    flat = np.asarray(positions, dtype=np.float64).reshape(-1, int(np.prod(positions.shape[2:])))
-    n = flat.shape[0]
-    centred = flat - flat.mean(axis=0)
-    var = np.mean(centred**2, axis=0)
-    scale = max(float(var.mean()), 1e-300)
-    w = n / (n + 5.0)
-    if not dense:
-        return np.sqrt(w * var + (1 - w) * 1e-3 * scale)
-    cov = centred.T @ centred / max(n - 1, 1)
-    cov = w * cov + (1 - w) * 1e-3 * scale * np.eye(flat.shape[1])
-    try:
-        return np.linalg.cholesky(cov)
-    except np.linalg.LinAlgError:
-        return np.diag(np.sqrt(np.diag(cov)))
-
-
 def sample(
     kernel: SamplingAlgorithm,
     data,
@@ -299,6 +271,8 @@ def sample(
     desc: str | None = None,
     static_thin: bool | None = None,
     dense_transform_max: int = DENSE_TRANSFORM_MAX,
+    checkpoint=None,
+    checkpoint_every: float = 60.0,
 ) -> SampleResult:
     """Run ``kernel`` from ``initial_positions`` (shape (n_chains, *position_shape)).
 
@@ -314,6 +288,15 @@ def sample(
     ``dense_transform_max`` coordinates, diagonal beyond). Step sizes are then relative.
     ``static_thin`` fixes the thinning at compile time (:func:`static_thin_loops`; by
     default on a GPU, and on the CPU where that takes no second program).
+
+    With ``checkpoint`` (a file path), the run writes its state there (positions, kernel
+    states, keys, the chunks' draws and records so far) after a chunk whenever
+    ``checkpoint_every`` seconds have passed since the last write (0: after every chunk),
+    atomically (:mod:`regbayes.inference.checkpoint`). A run started with a checkpoint of
+    the same run (same kernel, settings, data, starting positions and key) at that path
+    takes the chunks it holds from the file and continues after them: its draws are
+    those of an uninterrupted run. A checkpoint of another run raises
+    :class:`~regbayes.inference.checkpoint.CheckpointError`.
 
     Raises :class:`DivergenceError` on a non-finite position or an infinite recorded
     value (potential, thermostat, ...), and warns (``RuntimeWarning``) when a chain
@@ -350,9 +333,17 @@ def sample(
         states = install(states, T0)
 
     total_steps = n_warmup + n_draws * thin
+    saver = None
+    if checkpoint is not None:
+        run_id = checkpoints.fingerprint(
+            kernel.name, n_warmup, n_draws, thin, initial_scale, adapt_transform, n_chunks, static_thin, dense_transform_max,
+            repr(schedule_fn) if schedule_fn is not None else [np.asarray(v) for v in jax.tree_util.tree_leaves(schedule_tree)],
+            np.asarray(initial_positions), *checkpoints.host_leaves(key), *checkpoints.host_leaves(data))
+        saver = checkpoints.RunCheckpoint(checkpoint, run_id, float(checkpoint_every), (states, keys))
     bar = progress_bar(total_steps, desc or kernel.name, progress)
 
     compiled_cache: dict = {}
+    planned = set()  # the programs the run's chunks use, run or taken from a checkpoint
     compile_seconds = 0.0
     elapsed = 0.0
     t = 0
@@ -409,26 +400,34 @@ def sample(
         if n_steps % thin_:
             plan.append((n_steps % thin_, 1))
         fixed_draws = (
-            draws and static_thin and len({size for size, _ in plan}) == 1 and (thin_, None) not in compiled_cache
+            draws and static_thin and len({size for size, _ in plan}) == 1 and (thin_, None) not in planned
         )
         for size, step_thin in plan:
-            run_chunk = program(step_thin, size if fixed_draws else None)
-            start = time.perf_counter()
-            # NumPy scalars: the compiled call moves them to the device itself, which on a
-            # GPU costs far less than a jnp.asarray each (measured: see BENCHMARKS.md)
-            states, keys, (positions, per_draw, per_chunk) = run_chunk(
-                states, keys, data, np.float32(t), np.int32(size), np.int32(step_thin), schedule_tree
-            )
-            jax.block_until_ready(states)
-            seconds = time.perf_counter() - start
-            # to the host first, then slice: slicing on the device would dispatch (and for
-            # each new chunk size compile) small programs of its own
-            positions = np.asarray(positions)[:, :size]
-            stats = {f: np.asarray(v)[:, :size] for f, v in per_draw.items()}
-            for f, v in per_chunk.items():  # constants: one value per chain
-                v = np.asarray(v)
-                stats[f] = np.broadcast_to(v[:, None], (v.shape[0], size, *v.shape[1:]))
-            _check_finite(positions, stats, t, t + size * step_thin, schedule, kernel.name)
+            planned.add((step_thin, size if fixed_draws else None) if static_thin else None)
+            if saver is not None and saver.holds_next():
+                positions, stats, seconds = saver.next_chunk()
+                if not saver.holds_next():  # the last chunk of the checkpoint: continue from its states
+                    states, keys = saver.states_and_keys()
+            else:
+                run_chunk = program(step_thin, size if fixed_draws else None)
+                start = time.perf_counter()
+                # NumPy scalars: the compiled call moves them to the device itself, which on a
+                # GPU costs far less than a jnp.asarray each (measured: see BENCHMARKS.md)
+                states, keys, (positions, per_draw, per_chunk) = run_chunk(
+                    states, keys, data, np.float32(t), np.int32(size), np.int32(step_thin), schedule_tree
+                )
+                jax.block_until_ready(states)
+                seconds = time.perf_counter() - start
+                # to the host first, then slice: slicing on the device would dispatch (and for
+                # each new chunk size compile) small programs of its own
+                positions = np.asarray(positions)[:, :size]
+                stats = {f: np.asarray(v)[:, :size] for f, v in per_draw.items()}
+                for f, v in per_chunk.items():  # constants: one value per chain
+                    v = np.asarray(v)
+                    stats[f] = np.broadcast_to(v[:, None], (v.shape[0], size, *v.shape[1:]))
+                _check_finite(positions, stats, t, t + size * step_thin, schedule, kernel.name)
+                if saver is not None:
+                    saver.add_chunk(positions if save else None, stats, seconds, (states, keys))
             if save:
                 parts.append(positions)
             stats_out.append(stats)
@@ -459,7 +458,7 @@ def sample(
                 states, keys, parts, _, _ = run_phase(states, keys, (length - burn) // keep * keep, keep, True, 2)
                 warm_pot += recorded_potential
                 warm_steps += recorded_steps
-                states = install(states, _estimate_transform(np.concatenate(parts, axis=1), dense))
+                states = install(states, estimate_transform(np.concatenate(parts, axis=1), dense))
         rest = n_warmup - t
         if rest > 0:
             states, keys, _, _, _ = run_phase(states, keys, rest, 1, False, max(1, n_chunks // 3))

@@ -14,6 +14,7 @@ same N(0, nu^2) prior as the weights.
 """
 from __future__ import annotations
 
+import os
 import warnings
 
 import jax.numpy as jnp
@@ -102,6 +103,15 @@ class BayesianSVC(ClassifierMixin, RegBayesEstimator):
     random_state : int, default=0
     progress : bool, default=False
         Show a progress bar.
+    checkpoint : str or path-like, default=None
+        A file where the run writes a checkpoint (draws so far, sampler states, keys)
+        every ``checkpoint_every`` seconds, atomically. A fit started again with the same
+        parameters and data finds it and continues from it: its draws are those of an
+        uninterrupted fit. The file is kept after the fit (a later identical fit reads its
+        draws from it). A checkpoint of another fit raises
+        :class:`~regbayes.inference.checkpoint.CheckpointError`.
+    checkpoint_every : float, default=60.0
+        Seconds between checkpoints (0: after every chunk of steps).
 
     Attributes
     ----------
@@ -134,6 +144,8 @@ class BayesianSVC(ClassifierMixin, RegBayesEstimator):
         "n_leapfrog": [Interval(Integral, 1, None, closed="left")],
         "random_state": ["random_state"],
         "progress": ["boolean"],
+        "checkpoint": [str, os.PathLike, None],
+        "checkpoint_every": [Interval(Real, 0, None, closed="left")],
     }
 
     def __init__(
@@ -154,6 +166,8 @@ class BayesianSVC(ClassifierMixin, RegBayesEstimator):
         n_leapfrog=10,
         random_state=0,
         progress=False,
+        checkpoint=None,
+        checkpoint_every=60.0,
     ):
         self.C = C
         self.margin = margin
@@ -171,6 +185,8 @@ class BayesianSVC(ClassifierMixin, RegBayesEstimator):
         self.n_leapfrog = n_leapfrog
         self.random_state = random_state
         self.progress = progress
+        self.checkpoint = checkpoint
+        self.checkpoint_every = checkpoint_every
 
     # ------------------------------------------------------------------ checks
     def _batch_size(self, n_samples):
@@ -266,6 +282,8 @@ class BayesianSVC(ClassifierMixin, RegBayesEstimator):
                 initial_scale=self.initial_scale_,
                 progress=self.progress,
                 desc=f"BayesianSVC[{self.sampler}]",
+                checkpoint=self.checkpoint,
+                checkpoint_every=self.checkpoint_every,
             )
         self._store(result, shape, d)
         # Gibbs runs one binary problem per class (one-vs-rest) and records their summed
