@@ -7,6 +7,7 @@ from sklearn.exceptions import NotFittedError
 import scipy.sparse as sp
 from sklearn.datasets import make_classification
 
+import regbayes
 from regbayes import BayesianSVC, potentials
 from regbayes.inference import DivergenceError
 
@@ -223,3 +224,27 @@ def test_random_state_accepts_a_random_state_instance():
     np.testing.assert_array_equal(a.coef_samples_, b.coef_samples_)
     a.set_params(prediction="gibbs")
     assert set(a.predict(X)) <= {0, 1}
+
+
+@pytest.mark.parametrize("sampler", ["ssgld", "gibbs"])
+def test_sample_more_continues_the_chains(binary, sampler, tmp_path):
+    """A fit of 60 draws continued by 40 gives the draws of one fit of 100, also after a
+    save and load; the continued estimator's summaries cover all draws."""
+    X, y = binary
+    settings = dict(sampler=sampler, n_chains=2, n_warmup=200, thin=2, batch_size=20, random_state=4)
+    whole = BayesianSVC(n_draws=100, **settings).fit(X, y)
+    part = BayesianSVC(n_draws=60, **settings).fit(X, y)
+    part.save(tmp_path / "part.npz")
+    for model in (part, regbayes.load(tmp_path / "part.npz")):
+        model.sample_more(X, y, 40)
+        np.testing.assert_array_equal(model.coef_draws_, whole.coef_draws_)
+        np.testing.assert_array_equal(model.intercept_draws_, whole.intercept_draws_)
+        np.testing.assert_array_equal(model.coef_, whole.coef_)
+        np.testing.assert_array_equal(model.trace_["iteration"], whole.trace_["iteration"])
+        assert model.idata_.posterior["eta"].shape[:2] == (2, 100)
+    with pytest.raises(ValueError, match="training data"):
+        part.sample_more(X[:-1], y[:-1], 10)
+    with pytest.raises(ValueError, match="n_draws"):
+        part.sample_more(X, y, 0)
+    with pytest.raises(NotFittedError):
+        BayesianSVC().sample_more(X, y, 10)

@@ -23,6 +23,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
+from ..rng import KEY_IMPL
 from ..samplers.base import THIN_REDUCTIONS, SamplingAlgorithm, is_fixed
 from ..schedules import Constant, Polynomial, as_schedule
 from . import checkpoint as checkpoints
@@ -51,6 +52,7 @@ class SampleResult(NamedTuple):
     warmup_potential: np.ndarray  # (chain, recorded warm-up step): potential at warmup_iteration (NaN: none)
     warmup_iteration: np.ndarray  # step index of each recorded warm-up potential
     final_states: object
+    final_keys: object = None  # (chain, 2) uint32: the key data of the chains' keys after the last step
 
     def _stat(self, name):
         if name in self.stats:
@@ -273,6 +275,7 @@ def sample(
     dense_transform_max: int = DENSE_TRANSFORM_MAX,
     checkpoint=None,
     checkpoint_every: float = 60.0,
+    start: SampleResult | None = None,
 ) -> SampleResult:
     """Run ``kernel`` from ``initial_positions`` (shape (n_chains, *position_shape)).
 
@@ -288,6 +291,11 @@ def sample(
     ``dense_transform_max`` coordinates, diagonal beyond). Step sizes are then relative.
     ``static_thin`` fixes the thinning at compile time (:func:`static_thin_loops`; by
     default on a GPU, and on the CPU where that takes no second program).
+
+    With ``start`` (the :class:`SampleResult` of an earlier run of the same kernel on the
+    same data), the chains continue from that run's final states and keys at the step
+    after its last one, with no warm-up (``n_warmup`` must be 0 and ``initial_positions``
+    is ignored): ``n_draws`` more draws, the draws a longer run would have given.
 
     With ``checkpoint`` (a file path), the run writes its state there (positions, kernel
     states, keys, the chunks' draws and records so far) after a chunk whenever
@@ -313,10 +321,22 @@ def sample(
         schedule_tree, schedule_fn = jax.tree_util.tree_map(lambda v: jnp.asarray(v, jnp.float32), schedule), None
     else:
         schedule_tree, schedule_fn = None, schedule
-    n_chains = initial_positions.shape[0]
-    init_keys, run_keys = jnp.split(jax.random.split(key, 2 * n_chains), 2)
-    states = jax.vmap(kernel.init, in_axes=(0, 0, None))(init_keys, initial_positions, data)
-    keys = run_keys
+    if start is None:
+        n_chains = initial_positions.shape[0]
+        init_keys, run_keys = jnp.split(jax.random.split(key, 2 * n_chains), 2)
+        states = jax.vmap(kernel.init, in_axes=(0, 0, None))(init_keys, initial_positions, data)
+        keys = run_keys
+        t_start = 0
+    else:
+        if n_warmup:
+            raise ValueError(f"a run continued from an earlier one (start=) takes no warm-up; got n_warmup={n_warmup}")
+        if start.final_keys is None:
+            raise ValueError("start= needs the SampleResult of a run of this driver (its final_keys are missing)")
+        states = jax.tree_util.tree_map(jnp.asarray, start.final_states)
+        keys = jax.random.wrap_key_data(jnp.asarray(start.final_keys, jnp.uint32), impl=KEY_IMPL)
+        initial_positions = states.position
+        n_chains = initial_positions.shape[0]
+        t_start = int(start.iteration[-1]) + 1
     n_coords = int(np.prod(initial_positions.shape[1:]))
     dense = n_coords <= dense_transform_max
     dtype = initial_positions.dtype
@@ -325,7 +345,7 @@ def sample(
         return jax.vmap(kernel.adapt, in_axes=(0, None))(states, jnp.asarray(T, dtype))
 
     adapting = kernel.adapt is not None and adapt_transform and n_warmup >= 100
-    if kernel.adapt is not None:
+    if kernel.adapt is not None and start is None:
         # T0 = initial_scale * I. Stored as a diagonal unless a dense T will replace it
         # during warm-up (then the programs keep one shape): the same draws, without the
         # two P x P matvecs per step (on a GPU, two kernel launches a step).
@@ -338,7 +358,8 @@ def sample(
         run_id = checkpoints.fingerprint(
             kernel.name, n_warmup, n_draws, thin, initial_scale, adapt_transform, n_chunks, static_thin, dense_transform_max,
             repr(schedule_fn) if schedule_fn is not None else [np.asarray(v) for v in jax.tree_util.tree_leaves(schedule_tree)],
-            np.asarray(initial_positions), *checkpoints.host_leaves(key), *checkpoints.host_leaves(data))
+            np.asarray(initial_positions), t_start, *checkpoints.host_leaves(key if start is None else keys),
+            *checkpoints.host_leaves(data))
         saver = checkpoints.RunCheckpoint(checkpoint, run_id, float(checkpoint_every), (states, keys))
     bar = progress_bar(total_steps, desc or kernel.name, progress)
 
@@ -346,7 +367,7 @@ def sample(
     planned = set()  # the programs the run's chunks use, run or taken from a checkpoint
     compile_seconds = 0.0
     elapsed = 0.0
-    t = 0
+    t = t_start
 
     int_zero = jnp.asarray(0, jnp.int32)
     static_thin = static_thin_loops(
@@ -468,7 +489,7 @@ def sample(
     finally:
         bar.close()
 
-    iteration = n_warmup + thin * np.arange(1, n_draws + 1) - 1
+    iteration = t_start + n_warmup + thin * np.arange(1, n_draws + 1) - 1
     step_sizes = np.asarray(schedule(jnp.asarray(iteration, jnp.float32)), dtype=np.float64)
     stats = {f: np.concatenate([p[f] for p in stats_parts], axis=1) for f in stats_parts[0]}
     if "acceptance" in stats:
@@ -484,4 +505,5 @@ def sample(
         warmup_potential=np.concatenate(warm_pot, axis=1) if warm_pot else np.zeros((n_chains, 0)),
         warmup_iteration=np.concatenate(warm_steps) if warm_steps else np.zeros(0, dtype=int),
         final_states=states,
+        final_keys=np.asarray(jax.random.key_data(keys)),
     )

@@ -33,7 +33,7 @@ from .. import potentials
 from ..potentials import SVMData, build_potential, csr_to_padded
 from ..precision import maybe_x64
 from ..samplers import defaults, shmc, srwm, ssgld, ssgnht
-from ..validation import check_finite_features
+from ..validation import check_finite_features, check_int
 from .base import RegBayesEstimator, vote_fractions
 
 SAMPLERS = ("gibbs", "shmc", "ssgld", "ssgnht", "srwm")
@@ -261,14 +261,7 @@ class BayesianSVC(ClassifierMixin, RegBayesEstimator):
         key = self._fit_key()
         with maybe_x64(use_x64):
             dtype = np.float64 if use_x64 else np.float32
-            labels = (2.0 * codes - 1.0).astype(dtype) if n_classes == 2 else codes.astype(np.int32)
-            data = SVMData(
-                self._prepare_X(X, dtype),
-                jnp.asarray(labels),
-                jnp.asarray(self.C, dtype),
-                jnp.asarray(self.margin, dtype),
-                jnp.asarray(self.prior_scale, dtype),
-            )
+            data = self._svm_data(X, codes, dtype)
             init = jnp.zeros((self.n_chains, *shape), dtype)
             result = sample(
                 kernel,
@@ -285,11 +278,59 @@ class BayesianSVC(ClassifierMixin, RegBayesEstimator):
                 checkpoint=self.checkpoint,
                 checkpoint_every=self.checkpoint_every,
             )
+        self._n_train = n
         self._store(result, shape, d)
         # Gibbs runs one binary problem per class (one-vs-rest) and records their summed
         # potential; the other samplers record one Crammer–Singer potential.
         n_problems = n_classes if (self.sampler == "gibbs" and n_classes > 2) else 1
         self._warn_if_escaped(result.potential, n_problems * n, int(np.prod(shape)))
+        return self
+
+    def _svm_data(self, X, codes, dtype):
+        """The sampler's data: inputs, labels (+1/-1 when binary, else class codes) and
+        hyper-parameters, in ``dtype``."""
+        labels = (2.0 * codes - 1.0).astype(dtype) if len(self.classes_) == 2 else codes.astype(np.int32)
+        return SVMData(self._prepare_X(X, dtype), jnp.asarray(labels), jnp.asarray(self.C, dtype),
+                       jnp.asarray(self.margin, dtype), jnp.asarray(self.prior_scale, dtype))
+
+    def sample_more(self, X, y, n_draws):
+        """Continue the fitted chains for ``n_draws`` more draws each and append them.
+
+        ``X``, ``y`` must be the training data of the fit. The chains go on from their
+        final states and keys with the fit's sampler, thinning and step-size schedule
+        (no second warm-up), so the draws equal those of one fit with the draws of both
+        runs: ``coef_draws_`` and the other draw arrays, the means, ``trace_`` and
+        ``idata_`` then cover all of them. ``n_draws`` is not changed (``coef_draws_``
+        tells how many there are).
+        """
+        check_is_fitted(self, "coef_")
+        n_draws = check_int("n_draws", n_draws)
+        X, y = validate_data(self, X, y, accept_sparse="csr", dtype=[np.float64, np.float32], reset=False)
+        check_finite_features(X)
+        y = np.asarray(y)
+        unknown = np.setdiff1d(np.unique(y), self.classes_)
+        if len(unknown) or len(y) != self._n_train:
+            raise ValueError(f"sample_more continues the chains on the fit's training data ({self._n_train} rows, classes "
+                             f"{self.classes_.tolist()}); got {len(y)} rows" + (f" and unknown labels {unknown.tolist()}"
+                                                                                  if len(unknown) else ""))
+        codes = np.searchsorted(self.classes_, y)
+        previous = self._sample_result
+        use_x64 = self.sampler == "gibbs"
+        with maybe_x64(use_x64):
+            data = self._svm_data(X, codes, np.float64 if use_x64 else np.float32)
+            more = sample(self._kernel(self.batch_size_, self.preconditioner_), data, None, None, n_warmup=0,
+                          n_draws=n_draws, thin=self.thin_, step_size=self.step_size_, start=previous,
+                          progress=self.progress, desc=f"BayesianSVC[{self.sampler}]")
+        both = more._replace(
+            positions=np.concatenate([previous.positions, more.positions], axis=1),
+            stats={f: np.concatenate([previous.stats[f], more.stats[f]], axis=1) for f in previous.stats},
+            step_size=np.concatenate([previous.step_size, more.step_size]),
+            iteration=np.concatenate([previous.iteration, more.iteration]),
+            wall_time=np.concatenate([previous.wall_time, previous.sampling_seconds + more.wall_time]),
+            compile_seconds=previous.compile_seconds + more.compile_seconds,
+            sampling_seconds=previous.sampling_seconds + more.sampling_seconds,
+            warmup_potential=previous.warmup_potential, warmup_iteration=previous.warmup_iteration)
+        self._store(both, previous.positions.shape[2:], X.shape[1])
         return self
 
     def _warn_if_escaped(self, potential, n, dim):
