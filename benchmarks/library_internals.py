@@ -56,6 +56,15 @@ def fig8_synthetic_corpus(n, seed):
     return load_corpus("synthetic", n=n, seed=seed)
 
 
+def fig8_corpus(data, seed, n=None):
+    """A real corpus as ``regbayes reproduce medlda-fig8 --data NAME`` reads it
+    (``medlda_fig8.load_corpus(data=NAME)``: for "wordnet-nouns" and "fortunes" the fixed
+    80 / 20 split and the 20news vocabulary rule; ``n`` a random training subset)."""
+    from regbayes.experiments.medlda_fig8 import load_corpus
+
+    return load_corpus(data=data, n=n, seed=seed)
+
+
 def fig8_method_settings(k, n_train, *, gibbs_sweeps, ssgrld_iterations):
     """medlda-fig8's MedLDA arguments for each sampler (``medlda_fig8.method_settings``,
     not quick)."""

@@ -91,7 +91,8 @@ def build_parser() -> argparse.ArgumentParser:
                    help="the paper's data instead of the offline stand-in: a registered data set (see 'regbayes "
                    "datasets'; downloaded into the cache when missing), an svmlight/LIBSVM file, or TRAIN,TEST "
                    "files; for medlda-*: 20news, a folder of the 20news-bydate files or scikit-learn's "
-                   "20news-bydate_py3.pkz. Repeat for several data sets (fig5, fig6, fig7, isvm-table2)")
+                   "20news-bydate_py3.pkz, or wordnet-nouns / fortunes (Debian packages wordnet-base, fortunes). "
+                   "Repeat for several data sets (fig5, fig6, fig7, isvm-table2)")
     p.add_argument("--paper-settings", action="store_true",
                    help="the hyper-parameters the paper prints (fig5-7, isvm-table2, medlda-*; each experiment's "
                    "docstring lists them; recorded in its JSON)")

@@ -47,7 +47,8 @@ def files(tmp_path):
 def test_resolve_names_files_and_pairs(files, tmp_path):
     assert resolve("higgs", CLASSIFICATION) == ("higgs", "higgs", "registered", ())
     assert set(data_option.choices(CLASSIFICATION)) == {"higgs", "higgs-uci", "ijcnn1", "protein", "realsim"}
-    assert data_option.choices(CORPUS) == ["20news"]
+    assert data_option.choices(CORPUS) == ["20news", "wordnet-nouns", "fortunes"]
+    assert resolve("fortunes", CORPUS) == ("fortunes", "fortunes", "registered", ())
     one = resolve(str(files["one"]), CLASSIFICATION)
     assert (one.name, one.kind, one.paths) == ("one.svm", "file", (str(files["one"]),))
     pair = resolve(f"{files['train']},{files['test']}", CLASSIFICATION)
@@ -66,7 +67,8 @@ def test_resolve_names_files_and_pairs(files, tmp_path):
 @pytest.mark.parametrize("value, family, message", [
     ("mnist", CLASSIFICATION, r"unknown data set 'mnist'.*higgs, higgs-uci, ijcnn1, protein, realsim.*TRAIN,TEST"),
     ("yeast", CLASSIFICATION, r"'yeast' is registered but is not one this experiment reads"),
-    ("higgs", CORPUS, r"'higgs' is registered but.*20news.*20news-bydate_py3.pkz"),
+    ("higgs", CORPUS, r"'higgs' is registered but.*20news, wordnet-nouns, fortunes.*20news-bydate_py3.pkz"),
+    ("fortunes", CLASSIFICATION, r"'fortunes' is registered but is not one this experiment reads"),
     ("nope/none.svm", CLASSIFICATION, r"no such file: nope/none.svm; choose"),
     ("a.svm,b.svm,c.svm", CLASSIFICATION, r"names 3 files"),
     ("", CLASSIFICATION, r"data must be a data set name or a path"),

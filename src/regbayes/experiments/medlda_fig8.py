@@ -12,7 +12,9 @@ quarter as many test documents, with readable word names (:func:`synthetic_vocab
 ``data`` (``regbayes reproduce medlda-fig8 --data 20news``;
 :mod:`regbayes.experiments.data_option`) reads the paper's corpus: "20news" (the
 registry's checksummed archive, downloaded and extracted when missing), a folder of the
-standard files, or scikit-learn's cache file ``20news-bydate_py3.pkz``.
+standard files, or scikit-learn's cache file ``20news-bydate_py3.pkz``; or a labeled
+corpus that a Debian package installs, "wordnet-nouns" or "fortunes" (a fixed 80 / 20
+split, the same vocabulary rule: :mod:`regbayes.experiments.corpus_split`).
 
 ``paper_settings`` sets paper 000 Sec. 5.2.1's 20news hyper-parameters (:data:`PAPER_MEDLDA`):
 alpha = beta = 1, c = 1, l = 164, one binary classifier per class ("one-vs-all",
@@ -115,9 +117,15 @@ def load_corpus(corpus: str = "auto", *, n: int | None = None, quick: bool = Fal
 
     check_choice("corpus", corpus, CORPORA)
     if data is not None:
-        from .data_option import CORPUS, corpus_location, resolve
+        from .data_option import CORPUS, SYSTEM_CORPORA, corpus_location, resolve
 
         source = resolve(data, CORPUS)
+        if source.kind == "registered" and source.name in SYSTEM_CORPORA:
+            from .corpus_split import load_system_split
+
+            out = load_system_split(source, n=n, seed=seed, quick=quick)
+            out["record"] = {**source.record(), "description": out["description"]}
+            return out
         where = corpus_location(source)
         out = _load_20news(n if n is not None else (QUICK_N if quick else None), seed, where["folder"],
                            data_home=where["data_home"], quick=quick)
@@ -140,9 +148,8 @@ def load_corpus(corpus: str = "auto", *, n: int | None = None, quick: bool = Fal
 
 
 def _load_20news(n, seed, folder, data_home=None, quick=False):
-    from sklearn.feature_extraction.text import CountVectorizer
-
     from ..datasets.text import load_20newsgroups
+    from .corpus_split import vectorize
 
     train = load_20newsgroups("train", folder=folder, data_home=data_home)
     test = load_20newsgroups("test", folder=folder, data_home=data_home)
@@ -156,19 +163,14 @@ def _load_20news(n, seed, folder, data_home=None, quick=False):
                                                                 replace=False))
         test_texts, y_test = [test_texts[i] for i in keep], y_test[keep]
     # English stop words removed as in the paper; rare and ubiquitous terms dropped.
-    vectorizer = CountVectorizer(stop_words="english", min_df=5, max_df=0.5)
-    X_train = vectorizer.fit_transform(texts).astype(np.int64)
-    X_test = vectorizer.transform(test_texts).astype(np.int64)
-    keep_train = np.asarray(X_train.sum(axis=1)).ravel() > 0
-    keep_test = np.asarray(X_test.sum(axis=1)).ravel() > 0
+    out = vectorize(texts, y_train, test_texts, y_test)
+    n_empty = out.pop("n_empty")
     return {
-        "X_train": X_train[keep_train].tocsr(), "y_train": y_train[keep_train],
-        "X_test": X_test[keep_test].tocsr(), "y_test": y_test[keep_test], "stand_in": False,
-        "class_names": list(train.target_names), "vocabulary": list(vectorizer.get_feature_names_out()),
+        **out, "stand_in": False, "class_names": list(train.target_names),
         "name": "20news",
         "description": (f"20 Newsgroups bydate ({train.source}); CountVectorizer(stop_words='english', "
                         f"min_df=5, max_df=0.5); documents left empty dropped: "
-                        f"{int((~keep_train).sum())} train, {int((~keep_test).sum())} test"),
+                        f"{n_empty[0]} train, {n_empty[1]} test"),
     }
 
 
