@@ -143,6 +143,22 @@ def test_fit_predict_round_trip(svmlight_files, tmp_path, capsys):
     assert [int(float(v)) for v in capsys.readouterr().out.split()] == labels.tolist()
 
 
+def test_fit_with_a_checkpoint(svmlight_files, tmp_path, capsys):
+    """--checkpoint writes one; the same command again reads its draws back; another
+    command with that checkpoint is refused with a clear error."""
+    train, _, _ = svmlight_files
+    ckpt = tmp_path / "fit.ckpt"
+    argv = ["fit", str(train), "--model-out", str(tmp_path / "a.npz"), "--n-draws", "100", "--n-warmup", "100",
+            "--batch-size", "30", "--no-progress", "--checkpoint", str(ckpt), "--checkpoint-every", "0"]
+    assert cli.main(argv) == 0 and ckpt.exists()
+    assert cli.main(argv[:3] + [str(tmp_path / "b.npz")] + argv[4:]) == 0
+    a, b = regbayes.load(tmp_path / "a.npz"), regbayes.load(tmp_path / "b.npz")
+    np.testing.assert_array_equal(a.coef_samples_, b.coef_samples_)
+    capsys.readouterr()
+    assert cli.main(argv + ["--seed", "7"]) == 1
+    assert "checkpoint of another run" in capsys.readouterr().err
+
+
 def test_fit_and_predict_file_errors(svmlight_files, tmp_path, capsys):
     train, _, _ = svmlight_files
     assert cli.main(["fit", str(tmp_path / "missing.svm"), "--model-out", str(tmp_path / "m.pkl")]) == 2

@@ -120,6 +120,11 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--step-size", type=_positive_float, default=None, help="step size (default: automatic)")
     p.add_argument("--no-intercept", action="store_true", help="fit without an intercept")
     p.add_argument("--seed", type=int, default=0, help="random seed (default: %(default)s)")
+    p.add_argument("--checkpoint", metavar="FILE", default=None,
+                   help="write a checkpoint of the run there; the same command run again after an interruption "
+                   "continues from it, with the draws of an uninterrupted run")
+    p.add_argument("--checkpoint-every", type=float, default=60.0, metavar="SECONDS",
+                   help="seconds between checkpoints (default: %(default)s; 0: after every chunk of steps)")
     p.add_argument("--no-progress", action="store_true", help="hide the progress bar")
 
     p = sub.add_parser("predict", help="predict with a saved model",
@@ -241,7 +246,8 @@ def _cmd_fit(args) -> int:
         C=args.C, prior_scale=args.prior_scale, sampler=args.sampler, n_draws=args.n_draws,
         n_warmup=args.n_warmup, n_chains=args.n_chains, thin=args.thin, batch_size=args.batch_size,
         step_size=args.step_size, schedule=args.schedule, fit_intercept=not args.no_intercept,
-        random_state=args.seed, progress=not args.no_progress,
+        random_state=args.seed, progress=not args.no_progress, checkpoint=args.checkpoint,
+        checkpoint_every=args.checkpoint_every,
     )
     start = time.perf_counter()
     try:

@@ -107,8 +107,8 @@ class BayesianSVC(ClassifierMixin, RegBayesEstimator):
         A file where the run writes a checkpoint (draws so far, sampler states, keys)
         every ``checkpoint_every`` seconds, atomically. A fit started again with the same
         parameters and data finds it and continues from it: its draws are those of an
-        uninterrupted fit. The file is kept after the fit (a later identical fit reads its
-        draws from it). A checkpoint of another fit raises
+        uninterrupted fit. The file stays after the fit: the same fit run again continues
+        from its last checkpoint (to the same draws). A checkpoint of another fit raises
         :class:`~regbayes.inference.checkpoint.CheckpointError`.
     checkpoint_every : float, default=60.0
         Seconds between checkpoints (0: after every chunk of steps).
