@@ -25,7 +25,10 @@ import pytest
 import scipy.sparse as sp
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from sklearn.base import clone
 from sklearn.model_selection import GridSearchCV, KFold, cross_val_score
+from sklearn.pipeline import make_pipeline
+from sklearn.svm import LinearSVC
 
 from regbayes import (M2DPM, BayesianSVC, DPMeansSVC, DPMNLClassifier, IBPFeatures, InfiniteLatentSVC, InfiniteSVC, MedLDA,
                       MedLDARegressor, MultiTaskInfiniteLatentSVC, MultiTaskInfiniteLatentSVR, PassiveAggressiveMedLDA)
@@ -242,6 +245,29 @@ def _assert_clear_error(exc_info, problem):
     assert re.search(MESSAGES[problem], message, re.IGNORECASE), f"{problem}: unclear message {message!r}"
 
 
+CACHE_OPTIONS = {"jax_compilation_cache_dir": None, "jax_persistent_cache_min_compile_time_secs": 0,
+                 "jax_persistent_cache_min_entry_size_bytes": 0}
+
+
+@pytest.fixture(scope="module", autouse=True)
+def compilation_cache(tmp_path_factory):
+    """JAX's persistent compilation cache for this module, in a temporary folder, and for the
+    worker processes of ``test_parallel_model_selection`` (through the environment): the
+    workers load the programs compiled here for the base data's shapes instead of compiling
+    them again."""
+    import jax
+
+    options = dict(CACHE_OPTIONS, jax_compilation_cache_dir=str(tmp_path_factory.mktemp("jax-cache")))
+    saved = {name: getattr(jax.config, name) for name in options}
+    with pytest.MonkeyPatch.context() as env:
+        for name, value in options.items():
+            jax.config.update(name, value)
+            env.setenv(name.upper(), str(value))
+        yield
+    for name, value in saved.items():
+        jax.config.update(name, value)
+
+
 @pytest.fixture(scope="module")
 def fitted():
     """Every estimator fitted once on the base data (compiles the programs the tests reuse)."""
@@ -455,26 +481,26 @@ GRIDS = {
     "PassiveAggressiveMedLDA": {"C": [0.5, 1.0]},
     "MultiTaskInfiniteLatentSVC": {"C": [0.5, 1.0]},
     "MultiTaskInfiniteLatentSVR": {"C": [0.5, 1.0]},
-    "IBPFeatures": {"alpha": [0.5, 1.0]},
+    "IBPFeatures": {"ibpfeatures__alpha": [0.5, 1.0]},  # in a pipeline with a classifier (the IBP+SVM baseline)
     "InfiniteLatentSVC": {"C": [0.5, 1.0]},
 }
 
 
-def _ibp_score(est, X, y=None):
-    """IBPFeatures has no score: the mean activation of its features (finite, in [0, 1])."""
-    return float(np.mean(est.transform(X)))
-
-
-def test_parallel_model_selection():
+def test_parallel_model_selection(fitted):
     """Every estimator in GridSearchCV(n_jobs=2) and cross_val_score(n_jobs=2): the workers
-    are processes, so the estimators travel pickled and JAX runs in each worker."""
-    cv = KFold(2)  # the same fold shapes for every estimator (the workers compile once per shape)
+    are processes, so the estimators travel pickled and JAX runs in each worker.
+
+    The data are the base data twice, so that each of the two folds trains on the base data
+    (the shapes ``fitted`` compiled; the workers find the programs in the compilation cache).
+    ``refit=False``: a refit on both copies would compile new shapes here."""
+    cv = KFold(2)
     for name, (make, kind, target) in ESTIMATORS.items():
-        X, y = base_X(kind), base_y(target)
-        scoring = _ibp_score if target is None else None
+        X, y = base_X(kind), (BASE_LABELS if target is None else base_y(target))
+        X, y = np.concatenate([X, X]), np.concatenate([y, y])
+        est = make() if target is not None else make_pipeline(make(), LinearSVC())
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
-            search = GridSearchCV(make(), GRIDS[name], cv=cv, n_jobs=2, scoring=scoring, error_score="raise").fit(X, y)
-            scores = cross_val_score(make(), X, y, cv=cv, n_jobs=2, scoring=scoring, error_score="raise")
+            search = GridSearchCV(est, GRIDS[name], cv=cv, n_jobs=2, refit=False, error_score="raise").fit(X, y)
+            scores = cross_val_score(clone(est), X, y, cv=cv, n_jobs=2, error_score="raise")
         assert search.best_params_ and np.isfinite(search.best_score_), name
         assert scores.shape == (2,) and np.all(np.isfinite(scores)), name
