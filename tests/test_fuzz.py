@@ -504,3 +504,86 @@ def test_parallel_model_selection(fitted):
             scores = cross_val_score(clone(est), X, y, cv=cv, n_jobs=2, error_score="raise")
         assert search.best_params_ and np.isfinite(search.best_score_), name
         assert scores.shape == (2,) and np.all(np.isfinite(scores)), name
+
+
+# ---------------------------------------------------------------- public functions that take data
+@st.composite
+def bad_dual_inputs(draw):
+    """``(problem, features, y, C)`` for the duals of :mod:`regbayes.core`, one problem each."""
+    X, y, C = BASE_X.copy(), np.where(BASE_LABELS > 0, 1.0, -1.0), 1.0
+    problem = draw(st.sampled_from(("nan", "no_rows", "ndim", "strings", "complex", "length", "y_nan", "C")))
+    if problem in ("nan", "no_rows", "ndim", "strings", "complex"):
+        problem, X = draw(bad_X("dense", True).filter(lambda case: case[0] == problem))
+    elif problem == "length":
+        y = y[: -draw(st.integers(1, 5))]
+    elif problem == "y_nan":
+        y[draw(st.integers(0, N - 1))] = draw(st.sampled_from((np.nan, np.inf)))
+    else:
+        C = draw(st.sampled_from((-1.0, np.nan, np.inf, np.ones(3), "1")))
+    return problem, X, y, C
+
+
+DUAL_MESSAGES = dict(MESSAGES, length=r"shape|match", no_rows=r"row|empty", ndim=r"2-d|dim", C=r"\bC\b",
+                     strings=r"numeric|string|convert", complex=r"complex")
+
+
+def test_duals_refuse_bad_input():
+    from regbayes.core import binary_svm_dual, crammer_singer_dual, svr_dual
+
+    duals = {"binary": lambda X, y, C: binary_svm_dual(X, y, C),
+             "svr": lambda X, y, C: svr_dual(X, y, C, 0.1),
+             "crammer_singer": lambda X, y, C: crammer_singer_dual(X, (np.asarray(y) + 1) / 2, C)}
+
+    @_settings(300)
+    @given(case=bad_dual_inputs(), which=st.sampled_from(sorted(duals)))
+    def run(case, which):
+        problem, X, y, C = case
+        before = [_snapshot(v) for v in (X, y, C)]
+        with pytest.raises((ValueError, TypeError)) as info:
+            duals[which](X, y, C)
+        assert re.search(DUAL_MESSAGES[problem], str(info.value), re.IGNORECASE), f"{problem}: {info.value!r}"
+        for old, new in zip(before, (X, y, C)):
+            _assert_unchanged(old, new)
+
+    run()
+
+
+@st.composite
+def bad_draws(draw):
+    A = np.random.default_rng(draw(st.integers(0, 3))).normal(size=(2, 20, 2))
+    problem = draw(st.sampled_from(("nan", "empty", "ndim", "strings", "complex", "few")))
+    if problem == "nan":
+        A[draw(st.integers(0, 1)), draw(st.integers(0, 19)), 0] = draw(st.sampled_from((np.nan, np.inf, -np.inf)))
+    elif problem == "empty":
+        A = A[:, :0] if draw(st.booleans()) else np.zeros((0,))
+    elif problem == "ndim":
+        A = A[0, :, 0] if draw(st.booleans()) else A[0, 0, 0]
+    elif problem == "strings":
+        A = A.astype(object)
+        A[0, 0, 0] = draw(st.sampled_from(("a", "x1", "")))
+    elif problem == "complex":
+        A = A + 1j
+    else:
+        A = A[:, : draw(st.integers(1, 3))]
+    return problem, A
+
+
+def test_diagnostics_refuse_bad_draws():
+    from regbayes.diagnostics import compare_to_reference, effective_sample_size
+
+    messages = dict(MESSAGES, empty=r"empty|draws", few=r"at least 4", ndim=r"shaped|shape")
+    reference = np.random.default_rng(9).normal(size=(2, 20, 2))
+
+    @_settings(200)
+    @given(case=bad_draws(), which=st.sampled_from(("ess", "compare", "reference")))
+    def run(case, which):
+        problem, A = case
+        before = _snapshot(A)
+        call = {"ess": lambda: effective_sample_size(A, warn=False), "compare": lambda: compare_to_reference(A, reference),
+                "reference": lambda: compare_to_reference(reference, A)}[which]
+        with pytest.raises((ValueError, TypeError)) as info:
+            call()
+        assert re.search(messages[problem], str(info.value), re.IGNORECASE), f"{problem}: {info.value!r}"
+        _assert_unchanged(before, A)
+
+    run()
