@@ -48,7 +48,11 @@ class PosteriorWarning(UserWarning):
 
 def _as_chains(draws, name="draws") -> np.ndarray:
     """``draws`` as float64 ``(n_chains, n_draws, n_params)``; a 2-D array is one chain."""
+    if np.iscomplexobj(draws):
+        raise TypeError(f"{name} must be real numbers, got complex values")
     a = np.asarray(draws, dtype=np.float64)
+    if a.size == 0:
+        raise ValueError(f"{name} is empty (shape {a.shape}); pass (n_chains, n_draws, ...) draws")
     if a.ndim == 2:
         a = a[None]
     if a.ndim < 2:

@@ -67,6 +67,8 @@ class DualSolution(NamedTuple):
 def _features(features) -> np.ndarray:
     if sp.issparse(features):
         features = features.toarray()
+    if np.iscomplexobj(features):
+        raise TypeError("features must be real numbers, got complex values")
     try:
         X = np.asarray(features, dtype=np.float64)
     except (TypeError, ValueError) as exc:
@@ -87,6 +89,8 @@ def _float_array(value, name: str, shape: tuple, *, kind: str, shape_rule: str, 
     ``copy``); a TypeError ("``name`` must be ``kind``") when it is not numeric, a ValueError
     ("``name`` must ``shape_rule``") for another shape, and one naming NaN or infinity (with
     the first such row with ``first_bad``)."""
+    if np.iscomplexobj(value):
+        raise TypeError(f"{name} must be {kind} (real numbers), got complex values")
     try:
         out = np.array(value, dtype=np.float64) if copy else np.asarray(value, dtype=np.float64)
     except (TypeError, ValueError) as exc:
@@ -280,7 +284,10 @@ def _class_labels(y, n: int, n_classes) -> tuple[np.ndarray, int]:
     if y_arr.shape != (n,):
         raise ValueError(f"y must have shape ({n},) to match features, got {y_arr.shape}")
     if y_arr.dtype.kind == "f":
-        if not np.all(np.isfinite(y_arr)) or np.any(y_arr != np.round(y_arr)):
+        if not np.all(np.isfinite(y_arr)):
+            raise ValueError(f"y contains NaN or infinity (first at row {np.argwhere(~np.isfinite(y_arr))[0][0]}); "
+                             "it must hold integer class labels 0..L-1")
+        if np.any(y_arr != np.round(y_arr)):
             raise ValueError("y must hold integer class labels 0..L-1")
     elif y_arr.dtype.kind not in "iub":
         raise TypeError(f"y must hold integer class labels 0..L-1, got dtype {y_arr.dtype}")

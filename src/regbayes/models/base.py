@@ -19,10 +19,10 @@ from __future__ import annotations
 import numpy as np
 from sklearn.base import BaseEstimator
 from sklearn.preprocessing import LabelEncoder
-from sklearn.utils.multiclass import check_classification_targets
 
 from .. import persistence
 from ..rng import make_key
+from ..validation import check_labels
 
 
 class RegBayesEstimator(BaseEstimator):
@@ -44,7 +44,7 @@ class RegBayesEstimator(BaseEstimator):
 
     def _encode_labels(self, y) -> np.ndarray:
         """Set ``classes_`` and return integer codes 0..K-1; refuse fewer than two classes."""
-        check_classification_targets(y)
+        check_labels(y)
         encoder = LabelEncoder().fit(y)
         self.classes_ = encoder.classes_
         if len(self.classes_) < 2:

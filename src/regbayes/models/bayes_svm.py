@@ -33,7 +33,7 @@ from .. import potentials
 from ..potentials import SVMData, build_potential, csr_to_padded
 from ..precision import maybe_x64
 from ..samplers import defaults, shmc, srwm, ssgld, ssgnht
-from ..validation import check_finite_features, check_int
+from ..validation import FLOAT32_SCALE, check_feature_scale, check_finite_features, check_int
 from .base import RegBayesEstimator, vote_fractions
 
 SAMPLERS = ("gibbs", "shmc", "ssgld", "ssgnht", "srwm")
@@ -236,6 +236,7 @@ class BayesianSVC(ClassifierMixin, RegBayesEstimator):
         self._validate_params()
         X, y = validate_data(self, X, y, accept_sparse="csr", dtype=[np.float64, np.float32], copy=False)
         check_finite_features(X)
+        check_feature_scale(X, "BayesianSVC", largest=FLOAT32_SCALE[1])
         codes = self._encode_labels(y)
         n, d = X.shape
         batch_size = self._batch_size(n)

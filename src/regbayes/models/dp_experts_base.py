@@ -34,7 +34,7 @@ from sklearn.utils.validation import check_is_fitted, validate_data
 
 from ..potentials import niw
 from ..rng import host_seeds
-from ..validation import check_finite_features
+from ..validation import FLOAT64_LARGEST, check_feature_scale, check_finite_features
 from .base import RegBayesEstimator
 
 POSITIVE = Interval(Real, 0, None, closed="neither")
@@ -70,6 +70,7 @@ class DPExpertsClassifier(ClassifierMixin, RegBayesEstimator):
         ``intercept_scaling_``. Returns ``(X, integer class codes)``."""
         self._validate_params()
         X, y = self._validate_X(X, True, y)
+        check_feature_scale(X, type(self).__name__, largest=FLOAT64_LARGEST)
         self._check_data_params(X.shape[1])
         codes = self._encode_labels(y)
         self.prior_ = self._prior(X)

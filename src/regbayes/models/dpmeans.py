@@ -28,6 +28,7 @@ import numpy as np
 from ..algorithms.dp_means import dp_means_compile, dp_means_data, dp_means_init, dp_means_step
 from ..algorithms.svm_mixture import fit_classifiers, weight_shape
 from ..inference import Algorithm, run
+from ..validation import scale_errors
 from .svm_mixture_base import SVMMixtureClassifier
 
 
@@ -89,7 +90,8 @@ class DPMeansSVC(SVMMixtureClassifier):
         algorithm = Algorithm(dp_means_step, "DPMeansSVC", compile=dp_means_compile)
         result = run(algorithm, dp_means_init(data), data, self._fit_key(), n_iter=self.max_iter, tol=self.tol)
         z, mu = result.state
-        W = fit_classifiers(svm, Xt, yk, z, np.zeros((mu.shape[0], *weight_shape(svm, Xt.shape[1]))))
+        with scale_errors(X, "DPMeansSVC"):
+            W = fit_classifiers(svm, Xt, yk, z, np.zeros((mu.shape[0], *weight_shape(svm, Xt.shape[1]))))
         self._store_components(z, mu, W, X.shape[1])
         self.objective_ = [float(v) for v in result.trace["objective"]]
         self.n_iter_ = result.n_iter

@@ -38,6 +38,7 @@ from ..algorithms import dpmnl
 from ..inference import Algorithm, run
 from ..rng import key_from_seed
 from ..samplers.defaults import SAMPLER_DEFAULTS
+from ..validation import scale_errors
 from .dp_experts_base import DP_CONSTRAINTS, DPExpertsClassifier
 
 
@@ -166,9 +167,10 @@ class DPMNLClassifier(DPExpertsClassifier):
                             n_inner=self.n_inner)
         data = dpmnl.make_data(X, self._design(X), codes, len(self.classes_), self.prior_, alpha=self.alpha,
                                prior_scale=self.prior_scale)
-        result = run(Algorithm(step, "DPMNLClassifier", check=dpmnl.check), dpmnl.init(data, z0), data,
-                     key_from_seed(seed_run), n_iter=self.n_iter, keep=range(self.n_warmup, self.n_iter, self.thin),
-                     draw=dpmnl.draw, progress=self.progress, desc="DPMNLClassifier")
+        with scale_errors(X, "DPMNLClassifier"):
+            result = run(Algorithm(step, "DPMNLClassifier", check=dpmnl.check), dpmnl.init(data, z0), data,
+                         key_from_seed(seed_run), n_iter=self.n_iter, keep=range(self.n_warmup, self.n_iter, self.thin),
+                         draw=dpmnl.draw, progress=self.progress, desc="DPMNLClassifier")
         eta = self._store_draws(result, X.shape[1])
         if len(self.classes_) == 2:  # the identified contrast of class 1 against class 0
             eta = eta[:, :, 1] - eta[:, :, 0]

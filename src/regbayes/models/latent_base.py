@@ -54,6 +54,7 @@ from ..algorithms.ilsvm import (
 )
 from ..inference import Algorithm, run
 from ..precision import enable_x64
+from ..validation import FLOAT32_SCALE, check_feature_scale
 from .base import RegBayesEstimator
 
 POSITIVE = Interval(Real, 0, None, closed="neither")
@@ -127,6 +128,7 @@ class LatentFeatureModel(LatentParameters):
         """Run Algorithm 3 on the rows ``X`` (the ``len(labels)`` labelled ones first) until
         the objective's relative change is below ``tol``; store the fitted attributes.
         Returns the driver's result."""
+        check_feature_scale(X, type(self).__name__, smallest=FLOAT32_SCALE[0], largest=FLOAT32_SCALE[1])
         n, d = X.shape
         K = int(self.truncation)
         key_init, key_run = jax.random.split(self._fit_key())

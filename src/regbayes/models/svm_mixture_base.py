@@ -19,7 +19,7 @@ from sklearn.utils.validation import check_is_fitted, validate_data
 
 from ..potentials.bregman import DIVERGENCES, check_divergence_domain, pairwise_divergence
 from ..potentials.svm_mixture import ComponentSVM, classifier_features, coef_and_intercept, feature_shift, svm_labels
-from ..validation import check_finite_features
+from ..validation import FLOAT64_LARGEST, check_feature_scale, check_finite_features
 from .base import RegBayesEstimator
 
 POSITIVE = Interval(Real, 0, np.inf, closed="neither")  # positive and finite
@@ -52,6 +52,7 @@ class SVMMixtureClassifier(ClassifierMixin, RegBayesEstimator):
         self._validate_params()
         X, y = validate_data(self, X, y, dtype=np.float64, y_numeric=False)
         check_finite_features(X)
+        check_feature_scale(X, type(self).__name__, largest=FLOAT64_LARGEST)
         codes = self._encode_labels(y)
         check_divergence_domain(self.divergence, X)
         mean, radius = feature_shift(X)

@@ -20,10 +20,9 @@ import scipy.sparse as sp
 from sklearn.base import clone
 from sklearn.feature_extraction.text import CountVectorizer
 from sklearn.utils._param_validation import HasMethods, Interval
-from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import column_or_1d, validate_data
 
-from ..validation import check_counts, is_text
+from ..validation import check_counts, check_labels, is_text
 
 POSITIVE = Interval(Real, 0, np.inf, closed="neither")
 
@@ -70,6 +69,10 @@ class CountInputMixin:
         """Validated CSR counts from a count matrix or raw texts (``vectorizer_`` fitted on them)."""
         if is_text(X):
             texts = list(X)
+            for i, text in enumerate(texts):
+                if not isinstance(text, (str, bytes)):
+                    raise ValueError(f"X is a list of texts, but document {i} is a {type(text).__name__} ({text!r}), "
+                                     f"not a string")
             if fit:
                 for stale in ("n_features_in_", "feature_names_in_"):
                     if hasattr(self, stale):
@@ -101,7 +104,7 @@ class CountInputMixin:
         if responses:
             y = _real_responses(y, type(self).__name__)
         elif not multilabel:
-            check_classification_targets(y)
+            check_labels(y)
         if counts.shape[1] == 0:
             raise ValueError("empty vocabulary: X has no columns (no words)")
         empty = np.asarray(counts.sum(axis=1)).ravel() == 0
