@@ -16,7 +16,6 @@ from __future__ import annotations
 import functools
 import math
 import time
-import warnings
 from typing import NamedTuple
 
 import jax
@@ -28,7 +27,7 @@ from ..samplers.base import THIN_REDUCTIONS, SamplingAlgorithm, is_fixed
 from ..schedules import Constant, Polynomial, as_schedule
 from . import checkpoint as checkpoints
 from .adaptation import DENSE_TRANSFORM_MAX, estimate_transform
-from .errors import DivergenceError
+from .checks import check_finite, warn_if_stuck
 from .progress import progress_bar
 
 
@@ -208,53 +207,8 @@ def _compile(*args, **static):
     return compiled, time.perf_counter() - start
 
 
-def _check_finite(positions, stats, t_first, t_last, schedule, kernel_name):
-    """Raise :class:`DivergenceError` on a non-finite position or an infinite float stat
-    (NaN there marks a value the kernel does not define)."""
-    bad = None if np.isfinite(positions).all() else "position"
-    for name, values in stats.items():
-        if bad is None and np.issubdtype(values.dtype, np.floating) and np.isinf(values).any():
-            bad = name
-    if bad is None:
-        return
-    h = float(np.asarray(schedule(jnp.asarray(t_first, jnp.float32))))
-    raise DivergenceError(
-        f"sampler '{kernel_name}' diverged between iterations {t_first} and {t_last}: "
-        f"non-finite {bad} at step size {h:.3g}. "
-        f"Lower step_size below {h:.3g} (for example step_size={h / 10:.3g}).",
-        algorithm=kernel_name,
-        iteration=int(t_first),
-        step_size=h,
-    )
-
-
 #: Bound on the buffer of positions that warm-up fills per chunk (all chains), in bytes.
 WARMUP_BUFFER_BYTES = 64 * 2**20
-
-#: A chain whose mean acceptance over the kept draws is below this gets a warning.
-STUCK_ACCEPTANCE = 0.01
-
-
-def _warn_if_stuck(acceptance, step_size, kernel_name):
-    """Warn when a chain accepted almost none of its proposals over the kept draws.
-
-    Such a chain repeats its position, so its draws look like a posterior of width zero;
-    nothing is non-finite, so :class:`DivergenceError` does not catch it. Kernels without
-    an accept step record no ``acceptance`` (or NaN) and are skipped.
-    """
-    if np.isnan(acceptance).all():
-        return
-    rates = np.nanmean(acceptance, axis=1)
-    stuck = np.nonzero(rates < STUCK_ACCEPTANCE)[0]
-    if len(stuck):
-        warnings.warn(
-            f"sampler '{kernel_name}': chain(s) {stuck.tolist()} accepted at most "
-            f"{rates[stuck].max():.1%} of their proposals over the draws, so their draws barely "
-            f"move. Lower step_size (it was {step_size:.3g} at the last draw).",
-            RuntimeWarning,
-            stacklevel=3,
-        )
-
 
 def sample(
     kernel: SamplingAlgorithm,
@@ -446,7 +400,7 @@ def sample(
                 for f, v in per_chunk.items():  # constants: one value per chain
                     v = np.asarray(v)
                     stats[f] = np.broadcast_to(v[:, None], (v.shape[0], size, *v.shape[1:]))
-                _check_finite(positions, stats, t, t + size * step_thin, schedule, kernel.name)
+                check_finite(positions, stats, t, t + size * step_thin, schedule, kernel.name)
                 if saver is not None:
                     saver.add_chunk(positions if save else None, stats, seconds, (states, keys))
             if save:
@@ -493,7 +447,7 @@ def sample(
     step_sizes = np.asarray(schedule(jnp.asarray(iteration, jnp.float32)), dtype=np.float64)
     stats = {f: np.concatenate([p[f] for p in stats_parts], axis=1) for f in stats_parts[0]}
     if "acceptance" in stats:
-        _warn_if_stuck(stats["acceptance"], float(step_sizes[-1]), kernel.name)
+        warn_if_stuck(stats["acceptance"], float(step_sizes[-1]), kernel.name)
     return SampleResult(
         positions=np.concatenate(pos_parts, axis=1),
         stats=stats,

@@ -1,0 +1,54 @@
+"""The driver's checks of a run: divergence (an error) and chains that barely move (a warning)."""
+from __future__ import annotations
+
+import warnings
+
+import jax.numpy as jnp
+import numpy as np
+
+from .errors import DivergenceError
+
+
+def check_finite(positions, stats, t_first, t_last, schedule, kernel_name):
+    """Raise :class:`DivergenceError` on a non-finite position or an infinite float stat
+    (NaN there marks a value the kernel does not define)."""
+    bad = None if np.isfinite(positions).all() else "position"
+    for name, values in stats.items():
+        if bad is None and np.issubdtype(values.dtype, np.floating) and np.isinf(values).any():
+            bad = name
+    if bad is None:
+        return
+    h = float(np.asarray(schedule(jnp.asarray(t_first, jnp.float32))))
+    raise DivergenceError(
+        f"sampler '{kernel_name}' diverged between iterations {t_first} and {t_last}: "
+        f"non-finite {bad} at step size {h:.3g}. "
+        f"Lower step_size below {h:.3g} (for example step_size={h / 10:.3g}).",
+        algorithm=kernel_name,
+        iteration=int(t_first),
+        step_size=h,
+    )
+
+
+#: A chain whose mean acceptance over the kept draws is below this gets a warning.
+STUCK_ACCEPTANCE = 0.01
+
+
+def warn_if_stuck(acceptance, step_size, kernel_name):
+    """Warn when a chain accepted almost none of its proposals over the kept draws.
+
+    Such a chain repeats its position, so its draws look like a posterior of width zero;
+    nothing is non-finite, so :class:`DivergenceError` does not catch it. Kernels without
+    an accept step record no ``acceptance`` (or NaN) and are skipped.
+    """
+    if np.isnan(acceptance).all():
+        return
+    rates = np.nanmean(acceptance, axis=1)
+    stuck = np.nonzero(rates < STUCK_ACCEPTANCE)[0]
+    if len(stuck):
+        warnings.warn(
+            f"sampler '{kernel_name}': chain(s) {stuck.tolist()} accepted at most "
+            f"{rates[stuck].max():.1%} of their proposals over the draws, so their draws barely "
+            f"move. Lower step_size (it was {step_size:.3g} at the last draw).",
+            RuntimeWarning,
+            stacklevel=3,
+        )
