@@ -113,14 +113,15 @@ FIT = textwrap.dedent("""
     from regbayes import BayesianSVC
     from regbayes.datasets import load_breast_cancer_standardized
     X, _, y, _ = load_breast_cancer_standardized()
-    kwargs = dict(sampler="ssgld", n_chains=2, n_draws=30000, thin=10, n_warmup=2000, random_state=3,
+    kwargs = dict(sampler="ssgld", n_chains=2, n_draws=1500, thin=100, n_warmup=2000, random_state=3,
                   checkpoint_every=0)
 """)
 
 
 def test_fit_killed_with_sigkill_resumes_to_the_uninterrupted_draws(tmp_path):
-    """A BayesianSVC fit in a subprocess is killed (SIGKILL) once it has written a checkpoint
-    during its draws; the same fit in this process resumes from it."""
+    """A BayesianSVC fit in a subprocess is killed (SIGKILL) once it has written six
+    checkpoints (within its adaptation windows); the same fit in this process resumes from
+    the last of them."""
     path = tmp_path / "fit.ckpt"
     script = FIT + f"BayesianSVC(checkpoint={str(path)!r}, **kwargs).fit(X, y)\n"
     env = {**os.environ, "JAX_PLATFORMS": "cpu"}
@@ -132,14 +133,14 @@ def test_fit_killed_with_sigkill_resumes_to_the_uninterrupted_draws(tmp_path):
             if path.exists():
                 progress, _ = ck.read(path, _fingerprint_of(path))
                 written = len(progress["chunks"])
-                if written >= 12:  # into the draws (9 warm-up chunks, then 10 of draws)
+                if written >= 6:  # within warm-up (9 chunks, then 10 of draws): most of the run is still ahead
                     break
             time.sleep(0.02)
         child.send_signal(signal.SIGKILL)
     finally:
         child.wait()
     assert child.returncode == -signal.SIGKILL, child.stderr.read().decode()[-2000:]
-    assert written >= 12
+    assert written >= 6
     namespace = {}
     exec(FIT, namespace)
     X, y, kwargs = namespace["X"], namespace["y"], namespace["kwargs"]
