@@ -21,7 +21,7 @@ demo: $(STAMP)
 
 test: $(STAMP)
 	$(BIN)/ruff check src tests benchmarks
-	$(BIN)/python -m pytest -q -n auto --dist worksteal tests
+	$(BIN)/python -m pytest -q -n auto tests
 
 bench: $(STAMP)
 	$(BIN)/python -m pip install --quiet -e ".[bench]"
