@@ -103,6 +103,19 @@ def finish_environment(env):
     return env
 
 
+def close_run(results, start, report, out=None, drop_keys=()):
+    """End a benchmark run: ``results["total_seconds"]`` since ``start`` and the load at the
+    end into ``results["environment"]``; print ``report`` and a closing line; write the
+    JSON to ``out`` when given."""
+    results["total_seconds"] = time.perf_counter() - start
+    env = finish_environment(results["environment"])
+    print(report)
+    print(f"Total {results['total_seconds']:.0f} s; load average {env.get('load_average_at_start')} "
+          f"at the start, {env.get('load_average_at_end')} at the end.")
+    if out:
+        write_json(out, results, drop_keys=drop_keys)
+
+
 # ----------------------------------------------------------------------------- timing
 def timed(fn, *args, **kwargs):
     """``(fn(*args, **kwargs), wall seconds)``."""

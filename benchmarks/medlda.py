@@ -64,7 +64,7 @@ import numpy as np
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))  # sibling modules, also under runpy
 from competitors.jax_collapsed_lda import jax_collapsed_sweep  # noqa: E402
 from competitors.lda_package import lda_package_sweep  # noqa: E402
-from harness import environment, finish_environment, interleaved, log, timed, write_json  # noqa: E402
+from harness import close_run, environment, interleaved, log, timed  # noqa: E402
 from library_internals import (  # noqa: E402
     fig8_curve,
     fig8_method_settings,
@@ -239,13 +239,7 @@ def main(argv=None):
     if args.refit_curve:
         log("accuracy of the default prediction against run length: synthetic")
         results["refit_curve"] = refit_curve(data["synthetic"], args)
-    results["total_seconds"] = time.perf_counter() - start
-    finish_environment(results["environment"])
-    print(markdown(results))
-    print(f"Total {results['total_seconds']:.0f} s; load average {results['environment'].get('load_average_at_start')} "
-          f"at the start, {results['environment'].get('load_average_at_end')} at the end.")
-    if args.out:
-        write_json(args.out, results, drop_keys=("data",))
+    close_run(results, start, markdown(results), args.out, drop_keys=("data",))
 
 
 if __name__ == "__main__":

@@ -35,7 +35,7 @@ import time
 import numpy as np
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from harness import environment, finish_environment, log, markdown_header, timed, write_json  # noqa: E402
+from harness import close_run, environment, log, markdown_header, timed  # noqa: E402
 from library_internals import fig8_corpus, lda_svm_pipeline  # noqa: E402
 
 
@@ -161,13 +161,7 @@ def main(argv=None):
     results = {"environment": environment(("numba", "sklearn", "numpy")), "settings": vars(args), "corpora": {}}
     for name in filter(None, args.data.split(",")):
         results["corpora"][name] = run_corpus(name, args)
-    results["total_seconds"] = time.perf_counter() - start
-    finish_environment(results["environment"])
-    print(markdown(results))
-    print(f"Total {results['total_seconds']:.0f} s; load average {results['environment'].get('load_average_at_start')} "
-          f"at the start, {results['environment'].get('load_average_at_end')} at the end.")
-    if args.out:
-        write_json(args.out, results)
+    close_run(results, start, markdown(results), args.out)
 
 
 if __name__ == "__main__":
