@@ -271,23 +271,27 @@ def surrogate(X, sq_norms, psi, gamma, Phi, sigma2, noise, loading_variance, alp
     return model_elbo(stats, psi, gamma, Phi, sigma2, loading_variance, alpha) + jnp.sum(margin * psi)
 
 
-def update_features(X, psi, gamma, Phi, sigma2, noise, margin):
-    """The Z block: one sweep of eq. 33 with the prior logit of the current ``q(nu)``."""
-    offset = sticks.prior_logit(gamma, sticks.stick_bound(gamma)) + margin
+def update_features(X, psi, gamma, Phi, sigma2, noise, margin, bound=None):
+    """The Z block: one sweep of eq. 33 with the prior logit of the current ``q(nu)``
+    (``bound``: ``sticks.stick_bound(gamma)`` when already computed)."""
+    bound = sticks.stick_bound(gamma) if bound is None else bound
+    offset = sticks.prior_logit(gamma, bound) + margin
     return factor.feature_sweep(X @ Phi, psi, Phi, sigma2, noise, offset)
 
 
-def update_sticks(psi, gamma, alpha):
+def update_sticks(psi, gamma, alpha, bound=None):
     """The nu block: the tight ``q_k.`` of eq. 24 at the current ``gamma``, then eq. 32."""
-    return sticks.update_sticks(jnp.sum(psi, axis=0), psi.shape[0], alpha, sticks.stick_bound(gamma).q)
+    bound = sticks.stick_bound(gamma) if bound is None else bound
+    return sticks.update_sticks(jnp.sum(psi, axis=0), psi.shape[0], alpha, bound.q)
 
 
 def mean_field_iteration(X, sq_norms, psi, gamma, Phi, sigma2, noise, loading_variance, alpha, margin):
     """One iteration of the phase (Z, then nu, then W; module docstring). Returns
     ``(psi, gamma, Phi, sigma2, elbo, margin_term)`` with the ELBO (without
     ``KL(q(eta)||p(eta))``) and ``sum margin * psi`` at the new parameters."""
-    psi = update_features(X, psi, gamma, Phi, sigma2, noise, margin)
-    gamma = update_sticks(psi, gamma, alpha)
+    bound = sticks.stick_bound(gamma)  # both blocks use the bound of the iteration's starting q(nu)
+    psi = update_features(X, psi, gamma, Phi, sigma2, noise, margin, bound)
+    gamma = update_sticks(psi, gamma, alpha, bound)
     stats = factor.data_stats(X, sq_norms, psi, noise)
     Phi, sigma2 = factor.update_loadings(stats, loading_variance)
     elbo = model_elbo(stats, psi, gamma, Phi, sigma2, loading_variance, alpha)
