@@ -9,12 +9,51 @@ then from the suffix for the header-less legacy ``.lzma`` format.
 from __future__ import annotations
 
 import bz2
+import functools
 import gzip
+import inspect
 import lzma
 import os
+import zlib
+from contextlib import contextmanager
 from pathlib import Path
 
-__all__ = ["compression_of", "open_decompressed"]
+__all__ = ["DataFileError", "compression_of", "names_its_file", "open_decompressed", "reading"]
+
+
+class DataFileError(ValueError):
+    """A data file that its reader cannot read: damaged, cut short, not text, not the format."""
+
+
+# What a damaged file raises from deep inside a parser or a decompressor; their messages
+# ("Compressed file ended before the end-of-stream marker was reached", "'utf-8' codec
+# can't decode byte 0x80", a tokenizer's "EOF inside string") do not say which file.
+_DAMAGE = (ValueError, EOFError, zlib.error, lzma.LZMAError, OSError)
+
+
+@contextmanager
+def reading(path):
+    """Errors raised while reading ``path`` (a file or a folder) name it.
+
+    An error of :data:`_DAMAGE` whose message does not mention ``path`` is raised again as
+    :class:`DataFileError` (a ``ValueError``) that starts with ``path`` and keeps the
+    original as its cause; a missing file (``FileNotFoundError``, ``IsADirectoryError``)
+    and errors that already name the path pass unchanged.
+    """
+    path = os.fspath(path)
+    try:
+        yield
+    except (FileNotFoundError, IsADirectoryError, NotADirectoryError, PermissionError):
+        raise
+    except _DAMAGE as exc:
+        message = str(exc)
+        if path in message:
+            raise
+        if isinstance(exc, UnicodeDecodeError):
+            message = f"holds bytes that are not text ({exc.reason} at byte {exc.start})"
+        elif isinstance(exc, (EOFError, zlib.error, lzma.LZMAError, OSError)):
+            message = f"is damaged or cut short ({message or type(exc).__name__})"
+        raise DataFileError(f"{path}: {message}") from exc
 
 _MAGIC = (
     (b"\x1f\x8b", "gzip"),
@@ -57,3 +96,22 @@ def open_decompressed(path):
     if kind == "lzma":
         return lzma.open(path, "rb", format=lzma.FORMAT_ALONE)
     return open(path, "rb")
+
+
+def names_its_file(*parameters: str):
+    """Decorate a reader so that its errors name the file or folder it was given in
+    ``parameters`` (:func:`reading`); a parameter left ``None`` (a package's file found
+    by the reader) is skipped."""
+    def decorate(reader):
+        signature = inspect.signature(reader)
+
+        @functools.wraps(reader)
+        def read(*args, **kwargs):
+            given = signature.bind(*args, **kwargs).arguments
+            paths = [os.fspath(given[p]) for p in parameters if given.get(p) is not None]
+            if not paths:
+                return reader(*args, **kwargs)
+            with reading(", ".join(paths)):
+                return reader(*args, **kwargs)
+        return read
+    return decorate

@@ -35,6 +35,7 @@ from typing import Sequence
 
 import numpy as np
 
+from ._compression import names_its_file
 from ..validation import check_int
 from .text import TextCorpus
 
@@ -120,6 +121,7 @@ def _parse_wordnet_line(line: str, path: Path, lineno: int, ss_types: str):
     return int(fields[1]), lemmas, gloss.strip()
 
 
+@names_its_file("folder")
 def load_wordnet_glosses(
     folder=None,
     *,
@@ -206,6 +208,7 @@ def _read_fortunes(path: Path):
     return [e.strip("\n") for e in entries if e.strip()]
 
 
+@names_its_file("folder")
 def load_fortunes(
     folder=None,
     *,

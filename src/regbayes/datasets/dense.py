@@ -15,7 +15,7 @@ import os
 import numpy as np
 from sklearn.datasets import load_svmlight_file
 
-from ._compression import open_decompressed
+from ._compression import names_its_file, open_decompressed
 from ..validation import check_float_dtype, check_int
 
 __all__ = ["read_svmlight_dense", "read_csv_dense"]
@@ -51,6 +51,7 @@ def _check_args(n_features, n_rows, dtype, block_rows):
     return n_features, n_rows, check_float_dtype("dtype", dtype), block_rows
 
 
+@names_its_file("path")
 def read_svmlight_dense(path, n_features, *, n_rows=None, dtype=np.float32, block_rows=_BLOCK_ROWS):
     """Read a one-based LIBSVM file with ``n_features`` columns into a dense array.
 
@@ -74,6 +75,7 @@ def read_svmlight_dense(path, n_features, *, n_rows=None, dtype=np.float32, bloc
     return _finish(path, Xs, ys)
 
 
+@names_its_file("path")
 def read_csv_dense(path, n_features, *, n_rows=None, dtype=np.float32, block_rows=_BLOCK_ROWS):
     """Read a headerless comma-separated file whose first column is the label and
     whose other ``n_features`` columns are features.

@@ -33,7 +33,7 @@ from typing import NamedTuple
 import numpy as np
 
 from ._bundled import bundled_file
-from ._compression import compression_of
+from ._compression import compression_of, names_its_file
 from ..validation import check_bool, check_float_dtype, check_int, check_real
 
 __all__ = ["ExamData", "load_exam", "exam_split", "exam_splits", "EXAM_LEVELS"]
@@ -89,6 +89,7 @@ def _indicators(values, column, levels, path):
     return [(f"{column}={level}", values == level) for level in levels]
 
 
+@names_its_file("path")
 def load_exam(path=None, *, drop_first=False, dtype=np.float64) -> ExamData:
     """mlmRev's Exam data: dummy-coded covariates, ``normexam`` and the school index.
 

@@ -30,6 +30,7 @@ from typing import NamedTuple
 import numpy as np
 from sklearn.model_selection import train_test_split
 
+from ._compression import names_its_file
 from ._bundled import package_folder
 from ..rng import int_seed
 from ..validation import check_float_dtype
@@ -118,6 +119,7 @@ def _read_view(path: Path, name: str):
     return table[:, :-1], labels.astype(np.int64)
 
 
+@names_its_file("folder")
 def load_multiple_features(folder=None, *, views=None, dtype=np.float64) -> MultiViewData:
     """UCI Multiple Features: six views of 2,000 digits (200 per class), classes 0-9.
 

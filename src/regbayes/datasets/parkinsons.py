@@ -29,7 +29,7 @@ from typing import NamedTuple
 
 import numpy as np
 
-from ._compression import open_decompressed
+from ._compression import names_its_file, open_decompressed
 from ..validation import check_float_dtype
 
 __all__ = [
@@ -73,6 +73,7 @@ def _subject(name: str) -> str:
     return head if sep else name
 
 
+@names_its_file("path")
 def load_parkinsons(path, *, dtype=np.float64) -> ParkinsonsData:
     """Read UCI's ``parkinsons.data`` (plain or gzip/bz2/xz-compressed).
 

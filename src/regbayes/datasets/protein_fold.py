@@ -34,7 +34,7 @@ from typing import NamedTuple
 
 import numpy as np
 
-from ._compression import open_decompressed
+from ._compression import names_its_file, open_decompressed
 from .svmlight import load_svmlight
 from ..validation import check_float_dtype, check_int
 
@@ -102,6 +102,7 @@ def _read_table(path, dtype):
     return table[:, 1:].astype(dtype), table[:, 0]
 
 
+@names_its_file("path")
 def read_protein_fold_file(path, *, dtype=np.float64):
     """``(X, y)`` of one file in either layout of the module docstring: ``X`` a dense
     ``dtype`` array, ``y`` int64. Raises ValueError for a file in neither layout, with
@@ -125,6 +126,7 @@ def read_protein_fold_file(path, *, dtype=np.float64):
     return X, y.astype(np.int64)
 
 
+@names_its_file("train", "test")
 def load_protein_fold(train, test, *, n_features=21, features=None, dtype=np.float64) -> ProteinFoldData:
     """Ding and Dubchak's training and test files (paper 001, Table 3: 313 / 385 rows).
 

@@ -16,7 +16,7 @@ import os
 import numpy as np
 from sklearn.datasets import load_svmlight_file
 
-from ._compression import compression_of, open_decompressed
+from ._compression import compression_of, names_its_file, open_decompressed
 from ..validation import check_float_dtype, check_int
 
 __all__ = ["load_svmlight", "labels_as_int"]
@@ -36,6 +36,7 @@ def _read_source(f, n_rows):
     return io.BytesIO(b"".join(itertools.islice(f, n_rows)))
 
 
+@names_its_file("path")
 def load_svmlight(path, n_features=None, dtype=np.float64, *, n_rows=None, zero_based="auto"):
     """Load an svmlight/LIBSVM file into a CSR matrix and a label vector.
 

@@ -26,7 +26,7 @@ from typing import NamedTuple
 import numpy as np
 
 from ._bundled import bundled_file
-from ._compression import open_decompressed
+from ._compression import names_its_file, open_decompressed
 from ..validation import check_float_dtype
 
 __all__ = [
@@ -81,6 +81,7 @@ def _read_header(f, path) -> list[str]:
     return names
 
 
+@names_its_file("path")
 def load_yeast(path=None, *, dtype=np.float64) -> YeastData:
     """Mulan's Yeast multi-label set (2,417 x 103, 14 labels) and its 1,500 / 917 split.
 
