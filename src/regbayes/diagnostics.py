@@ -195,9 +195,16 @@ def simulation_based_calibration(simulate: Callable, posterior: Callable, n_simu
     seed) -> draws`` returns ``(n_draws, n_statistics)`` posterior draws of the same
     statistics. The draws should be close to independent (thin them): autocorrelated draws
     make the ranks non-uniform even for a correct sampler.
+
+    The rank of a true value is the number of draws below it plus, for draws equal to it, a
+    uniform share ``U{0..#ties}`` (Talts et al. 2018, section 4.2): statistics with atoms
+    (a number of clusters, whether two rows share one) then have uniform ranks too. Ties
+    are drawn from a stream of their own, so continuous statistics get the same ranks and
+    seeds with or without them.
     """
     n_simulations = check_int("n_simulations", n_simulations, minimum=1)
     rng = np.random.default_rng(random_state)
+    ties_rng = rng.spawn(1)[0]  # a child stream: rng's own draws (the seeds) stay as they were
     ranks, n_draws = [], None
     for s in range(n_simulations):
         truth, data = simulate(rng)
@@ -207,7 +214,9 @@ def simulation_based_calibration(simulate: Callable, posterior: Callable, n_simu
             n_draws = draws.shape[0]
         elif draws.shape[0] != n_draws:
             raise ValueError(f"posterior returned {draws.shape[0]} draws in simulation {s} and {n_draws} before")
-        ranks.append(np.sum(draws < truth[None, :], axis=0))
+        below = np.sum(draws < truth[None, :], axis=0)
+        ties = np.sum(draws == truth[None, :], axis=0)
+        ranks.append(below + (ties_rng.integers(0, ties + 1) if ties.any() else 0))
     return SBCResult(np.asarray(ranks, np.int64), int(n_draws))
 
 
