@@ -88,9 +88,10 @@ class InfiniteLatentSVC(ClassifierMixin, TransformerMixin, LatentFeatureModel):
 
     def __init__(self, C=1.0, truncation=50, alpha=1.0, n_iter=20, n_inner=10, tol=1e-4, inner_tol=1e-3,
                  noise_variance=None, loading_variance=1.0, estimate_variances=False, include_inputs=False,
-                 fit_intercept=True, dual_tol=1e-2, random_state=None, progress=False):
+                 fit_intercept=True, dual_tol=1e-2, random_state=None, progress=False, checkpoint=None,
+                 checkpoint_every=60.0):
         super().__init__(truncation, alpha, n_iter, n_inner, tol, inner_tol, noise_variance, loading_variance, estimate_variances,
-                         random_state, progress)  # LatentParameters' order
+                         random_state, progress, checkpoint, checkpoint_every)  # LatentParameters' order
         self.C = C
         self.include_inputs = include_inputs
         self.fit_intercept = fit_intercept
