@@ -39,7 +39,7 @@ CHECKPOINT_CONSTRAINTS = {
     "checkpoint_every": [Interval(Real, 0, None, closed="left")],
 }
 #: Parameters that do not change a fit's results, left out of its checkpoint's fingerprint
-#: (a fit resumed with another ``n_jobs`` or progress bar continues).
+#: (a fit resumed with a progress bar, or another callback, continues).
 NOT_FINGERPRINTED = ("checkpoint", "checkpoint_every", "progress", "callback", "n_jobs")
 
 

@@ -51,6 +51,12 @@ class DPMeansSVC(SVMMixtureClassifier):
     fit_intercept : bool, default=True
     random_state : None, int or RandomState
         Seeds the fit's one key, from which the visiting orders of the passes are drawn.
+    checkpoint : str or path-like, default=None
+        A file where the fit writes a checkpoint, atomically, every ``checkpoint_every``
+        seconds (0: every iteration); a fit interrupted and started again with the same
+        arguments and data continues from it to the fitted attributes of an uninterrupted
+        fit (:meth:`regbayes.models.base.RegBayesEstimator._host_checkpoint`).
+    checkpoint_every : float, default=60.0
 
     Attributes
     ----------

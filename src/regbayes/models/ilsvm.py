@@ -66,6 +66,12 @@ class InfiniteLatentSVC(ClassifierMixin, TransformerMixin, LatentFeatureModel):
     estimate_variances, random_state, progress :
         As in :class:`~regbayes.models.ibp_features.IBPFeatures`; ``tol`` applies to the
         RegBayes objective of eq. 12 (``objective_``).
+    checkpoint : str or path-like, default=None
+        A file where the fit writes a checkpoint, atomically, every ``checkpoint_every``
+        seconds (0: every iteration); a fit interrupted and started again with the same
+        arguments and data continues from it to the fitted attributes of an uninterrupted
+        fit (:meth:`regbayes.models.base.RegBayesEstimator._host_checkpoint`).
+    checkpoint_every : float, default=60.0
 
     Attributes
     ----------

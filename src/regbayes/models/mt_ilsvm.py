@@ -270,6 +270,12 @@ class MultiTaskInfiniteLatentSVC(ClassifierMixin, TransformerMixin, _MultiTaskLa
         ``compute_class_weight``; a dict maps each class (0 and 1 of an indicator matrix,
         else the labels in ``classes_``) to its weight. Macro-averaged F1 on labels with
         few positives rewards "balanced".
+    checkpoint : str or path-like, default=None
+        A file where the fit writes a checkpoint, atomically, every ``checkpoint_every``
+        seconds (0: every iteration); a fit interrupted and started again with the same
+        arguments and data continues from it to the fitted attributes of an uninterrupted
+        fit (:meth:`regbayes.models.base.RegBayesEstimator._host_checkpoint`).
+    checkpoint_every : float, default=60.0
 
     Attributes
     ----------

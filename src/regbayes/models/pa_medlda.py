@@ -105,6 +105,12 @@ class PassiveAggressiveMedLDA(ClassifierMixin, TransformerMixin, TopicClassifier
         uses numba's default (all cores). Results do not depend on n_jobs.
     random_state : int, default=0
     progress : bool, default=False
+    checkpoint : str or path-like, default=None
+        A file where the fit writes a checkpoint, atomically, every ``checkpoint_every``
+        seconds (0: every iteration); a fit interrupted and started again with the same
+        arguments and data continues from it to the fitted attributes of an uninterrupted
+        fit (:meth:`regbayes.models.base.RegBayesEstimator._host_checkpoint`).
+    checkpoint_every : float, default=60.0
 
     Attributes
     ----------
