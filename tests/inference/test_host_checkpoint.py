@@ -90,6 +90,7 @@ def interrupt_after(monkeypatch, n):
     return update
 
 
+@pytest.mark.filterwarnings("ignore::sklearn.exceptions.ConvergenceWarning")  # short runs, on purpose
 @pytest.mark.parametrize("case", CASES, ids=[c[0] for c in CASES])
 def test_interrupted_fit_resumes_to_the_uninterrupted_attributes(case, tmp_path, monkeypatch):
     _, estimator, data, y, stop_after = case
