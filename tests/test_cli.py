@@ -159,6 +159,29 @@ def test_fit_with_a_checkpoint(svmlight_files, tmp_path, capsys):
     assert "checkpoint of another run" in capsys.readouterr().err
 
 
+def test_fit_another_model_with_a_checkpoint(svmlight_files, tmp_path, capsys):
+    """--model dpmeans-svc --param ...: the same command again reads the finished run back
+    from its checkpoint; BayesianSVC's options and unknown parameters are refused."""
+    train, test, _ = svmlight_files
+    ckpt = tmp_path / "dpmeans.ckpt"
+    argv = ["fit", str(train), "--model", "dpmeans-svc", "--param", "max_iter=4", "--param", "cluster_penalty=3.0",
+            "--model-out", str(tmp_path / "a.npz"), "--no-progress", "--checkpoint", str(ckpt), "--checkpoint-every", "0"]
+    assert cli.main(argv) == 0 and ckpt.exists()
+    assert "DPMeansSVC fitted on" in capsys.readouterr().out
+    argv[argv.index("--model-out") + 1] = str(tmp_path / "b.npz")
+    assert cli.main(argv) == 0
+    a, b = regbayes.load(tmp_path / "a.npz"), regbayes.load(tmp_path / "b.npz")
+    assert a.max_iter == 4 and np.array_equal(a.coef_, b.coef_) and np.array_equal(a.labels_, b.labels_)
+    assert cli.main(["predict", str(tmp_path / "b.npz"), str(test)]) == 0
+    capsys.readouterr()
+    assert cli.main(argv + ["--seed", "7"]) == 1
+    assert "checkpoint of another run" in capsys.readouterr().err
+    assert cli.main(argv[:4] + ["--sampler", "gibbs"] + argv[4:]) == 2
+    assert "--sampler set(s) parameters of --model bayes-svc" in capsys.readouterr().err
+    assert cli.main(argv + ["--param", "n_draws=3"]) == 2
+    assert "DPMeansSVC has no parameter n_draws" in capsys.readouterr().err
+
+
 def test_fit_and_predict_file_errors(svmlight_files, tmp_path, capsys):
     train, _, _ = svmlight_files
     assert cli.main(["fit", str(tmp_path / "missing.svm"), "--model-out", str(tmp_path / "m.pkl")]) == 2

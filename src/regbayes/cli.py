@@ -10,6 +10,7 @@ Examples::
     regbayes reproduce isvm-table2 --data ijcnn1 --data protein_train.svm,protein_test.svm
     regbayes reproduce medlda-fig8 --data 20news --paper-settings
     regbayes fit train.svm --sampler ssgld --model-out model.npz
+    regbayes fit train.svm --model infinite-svc --param n_iter=500 --checkpoint fit.ckpt --model-out isvm.npz
     regbayes predict model.npz test.svm --proba
     regbayes datasets
     regbayes bench
@@ -36,6 +37,13 @@ from pathlib import Path
 __all__ = ["main", "build_parser"]
 
 SAMPLERS = ("gibbs", "shmc", "ssgld", "ssgnht", "srwm")
+#: ``regbayes fit --model``: the estimators fitted on an svmlight file (topic models on a count matrix)
+MODELS = {"bayes-svc": "BayesianSVC", "infinite-svc": "InfiniteSVC", "dpmnl": "DPMNLClassifier", "m2dpm": "M2DPM",
+          "dpmeans-svc": "DPMeansSVC", "medlda": "MedLDA", "pa-medlda": "PassiveAggressiveMedLDA",
+          "medlda-regressor": "MedLDARegressor", "ibp-features": "IBPFeatures", "ilsvm": "InfiniteLatentSVC"}
+#: the options of ``fit`` that set BayesianSVC's parameters (other models take --param)
+BAYES_SVC_OPTIONS = ("sampler", "n_draws", "n_warmup", "n_chains", "thin", "batch_size", "C", "prior_scale", "schedule",
+                     "step_size", "no_intercept")
 FORMATS = ("npz", "pickle")
 
 
@@ -98,11 +106,16 @@ def build_parser() -> argparse.ArgumentParser:
                    "docstring lists them; recorded in its JSON)")
     p.add_argument("--no-progress", action="store_true", help="hide progress bars")
 
-    p = sub.add_parser("fit", help="fit a BayesianSVC to an svmlight file and save it",
-                       description="Fit BayesianSVC to DATA (svmlight/LIBSVM, optionally compressed) "
+    p = sub.add_parser("fit", help="fit a BayesianSVC (or another model) to an svmlight file and save it",
+                       description="Fit BayesianSVC (or the --model) to DATA (svmlight/LIBSVM, optionally compressed) "
                        "and save the fitted estimator to --model-out: a regbayes model file (arrays and JSON "
                        "metadata in an .npz, loaded without pickle by regbayes.load), or a pickle with --format pickle.")
-    p.add_argument("data", metavar="DATA", help="svmlight/LIBSVM training file")
+    p.add_argument("data", metavar="DATA", help="svmlight/LIBSVM training file (word counts for the topic models)")
+    p.add_argument("--model", choices=tuple(MODELS), default="bayes-svc",
+                   help="the estimator (default: %(default)s); the options --sampler to --no-intercept set "
+                   "bayes-svc's parameters, --param those of any model")
+    p.add_argument("--param", action="append", default=[], metavar="NAME=VALUE",
+                   help="an estimator parameter (VALUE read as JSON, else as a string), e.g. n_iter=500; repeatable")
     p.add_argument("--sampler", choices=SAMPLERS, default="ssgld", help="default: %(default)s")
     p.add_argument("--model-out", required=True, metavar="FILE", help="where to save the fitted model")
     p.add_argument("--format", choices=FORMATS, default="npz",
@@ -124,7 +137,8 @@ def build_parser() -> argparse.ArgumentParser:
                    help="write a checkpoint of the run there; the same command run again after an interruption "
                    "continues from it, with the draws of an uninterrupted run")
     p.add_argument("--checkpoint-every", type=float, default=60.0, metavar="SECONDS",
-                   help="seconds between checkpoints (default: %(default)s; 0: after every chunk of steps)")
+                   help="seconds between checkpoints (default: %(default)s; 0: after every chunk of steps, or "
+                   "every iteration of the other models)")
     p.add_argument("--no-progress", action="store_true", help="hide the progress bar")
 
     p = sub.add_parser("predict", help="predict with a saved model",
@@ -242,6 +256,11 @@ def _cmd_fit(args) -> int:
         X, y = _load_svmlight(args.data)
     except (ValueError, OSError) as exc:
         return _error("fit", str(exc))
+    params = _parse_params(args.param)
+    if isinstance(params, str):
+        return _error("fit", params)
+    if args.model != "bayes-svc":
+        return _fit_model(args, X, y, params)
     model = BayesianSVC(
         C=args.C, prior_scale=args.prior_scale, sampler=args.sampler, n_draws=args.n_draws,
         n_warmup=args.n_warmup, n_chains=args.n_chains, thin=args.thin, batch_size=args.batch_size,
@@ -251,7 +270,7 @@ def _cmd_fit(args) -> int:
     )
     start = time.perf_counter()
     try:
-        model.fit(X, y)
+        model.set_params(**params).fit(X, y)
     except (ValueError, FloatingPointError) as exc:
         print(f"regbayes fit: error: {exc}", file=sys.stderr)
         return 1
@@ -280,6 +299,61 @@ def _cmd_fit(args) -> int:
           ("" if args.n_chains > 1 else " (R-hat needs 2+ chains)"))
     print(f"  posterior-mean weights{' (first 10)' if coef.size > 10 else ''}: {shown}")
     print(f"  posterior-mean intercept: {np.array2string(np.asarray(model.intercept_), precision=3)}")
+    print(f"model saved to {out} ({'pickle' if args.format == 'pickle' else 'regbayes model file'})")
+    return 0
+
+
+def _parse_params(items):
+    """``--param NAME=VALUE`` items as a dict (VALUE as JSON, else the string), or an error message."""
+    params = {}
+    for item in items:
+        name, sep, text = item.partition("=")
+        if not sep:
+            return f"--param takes NAME=VALUE, got {item!r}"
+        try:
+            params[name] = json.loads(text)
+        except ValueError:
+            params[name] = text
+    return params
+
+
+def _fit_model(args, X, y, params) -> int:
+    """``regbayes fit --model NAME --param ...``: an estimator of :data:`MODELS` other than BayesianSVC."""
+    import regbayes
+
+    defaults = build_parser().parse_args(["fit", "DATA", "--model-out", "M"])
+    given = [f"--{o.replace('_', '-')}" for o in BAYES_SVC_OPTIONS if getattr(args, o) != getattr(defaults, o)]
+    if given:
+        return _error("fit", f"{', '.join(given)} set(s) parameters of --model bayes-svc; set those of {args.model} "
+                      "with --param NAME=VALUE")
+    cls = getattr(regbayes, MODELS[args.model])
+    known = cls().get_params(deep=False)
+    unknown = sorted(set(params) - set(known))
+    if unknown:
+        return _error("fit", f"{cls.__name__} has no parameter {', '.join(unknown)}; it has {', '.join(sorted(known))}")
+    if not cls().__sklearn_tags__().input_tags.sparse:
+        X = X.toarray()
+    params.update(random_state=args.seed, checkpoint=args.checkpoint, checkpoint_every=args.checkpoint_every)
+    if "progress" in known:
+        params["progress"] = not args.no_progress
+    start = time.perf_counter()
+    try:
+        model = cls(**params).fit(X, y)
+        score = model.score(X, y) if hasattr(model, "score") and hasattr(model, "predict") else None
+    except (ValueError, FloatingPointError) as exc:
+        print(f"regbayes fit: error: {exc}", file=sys.stderr)
+        return 1
+    seconds = time.perf_counter() - start
+    out = Path(args.model_out)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    if args.format == "pickle":
+        with open(out, "wb") as f:
+            pickle.dump(model, f, protocol=pickle.HIGHEST_PROTOCOL)
+    else:
+        model.save(out)
+    print(f"{cls.__name__} fitted on {args.data}: {X.shape[0]} rows x {X.shape[1]} features in {seconds:.2f} s")
+    if score is not None:
+        print(f"  training {'accuracy' if hasattr(model, 'classes_') else 'R^2'}: {score:.4f}")
     print(f"model saved to {out} ({'pickle' if args.format == 'pickle' else 'regbayes model file'})")
     return 0
 
@@ -313,6 +387,8 @@ def _cmd_predict(args) -> int:
         return _error("predict", f"{exc} (the model expects {model.n_features_in_} features)")
     except OSError as exc:
         return _error("predict", str(exc))
+    if not model.__sklearn_tags__().input_tags.sparse:
+        X = X.toarray()
     stream = open(args.output, "w") if args.output else sys.stdout
     try:
         if args.proba:

@@ -11,12 +11,15 @@ of clusters, topic log-likelihood, step size, ...). :func:`run` owns what crosse
 models: the iteration loop, integer seeds drawn from one JAX key (``seed`` is an int:
 numba kernels take ints; :func:`regbayes.rng.key_from_seed` makes a JAX key of it),
 progress, timing with compilation apart, the per-iteration trace of ``info``, kept
-draws, callbacks, divergence detection and, with ``tol``, run-until-converged.
+draws, callbacks, divergence detection, with ``tol`` run-until-converged, and with
+``checkpoint`` checkpoints that a run killed and started again resumes from, to the
+results of an uninterrupted run (:mod:`regbayes.inference.host_checkpoint`).
 """
 from __future__ import annotations
 
 import time
 import warnings
+from os import PathLike
 from typing import Any, Callable, NamedTuple, Sequence
 
 import numpy as np
@@ -24,6 +27,7 @@ from sklearn.exceptions import ConvergenceWarning
 
 from ..rng import host_seeds
 from .errors import DivergenceError
+from .host_checkpoint import HostCheckpoint, tree_fingerprint
 from .progress import progress_bar
 
 
@@ -94,6 +98,9 @@ def run(
     initial_objective: float | None = None,
     progress: bool = False,
     desc: str | None = None,
+    carry: dict | None = None,
+    checkpoint=None,
+    checkpoint_every: float = 60.0,
 ) -> RunResult:
     """Run ``algorithm.step`` from ``state`` for ``n_iter`` iterations (at most, with ``tol``).
 
@@ -114,6 +121,22 @@ def run(
         ``n_iter`` iterations end without it (not for ``tol=0``, which asks for all
         ``n_iter`` iterations unless the objective stops moving exactly).
 
+    carry
+        A dict that ``observe``, ``callback`` or ``monitor`` update in place with what they
+        accumulate between iterations (running sums, snapshots); it is saved with the
+        checkpoints and, on resuming, refilled in place with the saved contents.
+    checkpoint, checkpoint_every
+        A file path, or the :class:`~regbayes.inference.host_checkpoint.HostCheckpoint` of a
+        fit that runs the loop more than once (then ``checkpoint_every`` is its own). At the
+        end of an iteration, once ``checkpoint_every`` seconds have passed since the last
+        write (0: every iteration), the run writes its state, the seed position, draws,
+        trace, ``carry`` and timings there, atomically. A run that finds a checkpoint of
+        itself (same algorithm name, settings, key, starting state and data) continues
+        after its last iteration and returns what an uninterrupted run returns (timings
+        apart; ``callback`` and ``monitor`` are not called for the iterations read back);
+        a finished run is read back whole. A checkpoint of another run, or a damaged file,
+        raises :class:`~regbayes.inference.checkpoint.CheckpointError`.
+
     Raises :class:`DivergenceError` when a floating-point field of ``info`` is not finite
     or ``algorithm.check`` reports a message; its ``step_size`` is ``info.step_size``
     where the algorithm records one.
@@ -123,22 +146,42 @@ def run(
     n_iter = int(n_iter)
     keep_set = set(int(t) for t in keep) if keep is not None else set()
     seeds = host_seeds(key, n_iter)
-    compile_seconds = 0.0
-    if algorithm.compile is not None:
-        start = time.perf_counter()
-        algorithm.compile(state, data)
-        compile_seconds = time.perf_counter() - start
-
-    bar = progress_bar(n_iter, desc or algorithm.name, progress)
     trace: dict[str, list] = {}
     wall, draws, kept = [], [], []
-    elapsed = 0.0
+    elapsed = compile_seconds = 0.0
     previous = initial_objective
     converged = None if tol is None else False
-    stopped = False
-    t = -1
+    stopped = finished = False
+    t_start = 0
+    session = HostCheckpoint(checkpoint, checkpoint_every) if isinstance(checkpoint, (str, PathLike)) else checkpoint
+    if session is not None:
+        saved = session.begin(tree_fingerprint(
+            algorithm.name, n_iter, sorted(keep_set), draw is not None, tol, initial_objective, seeds, state, data))
+        if saved is not None:
+            t_start, state, draws, kept = saved["t"], saved["state"], saved["draws"], saved["kept"]
+            trace = {name: list(values) for name, values in saved["trace"].items()}
+            wall, elapsed, compile_seconds = list(saved["wall"]), saved["elapsed"], saved["compile_seconds"]
+            previous, converged, stopped, finished = saved["previous"], saved["converged"], saved["stopped"], saved["finished"]
+            if carry is not None:
+                carry.clear()
+                carry.update(saved["carry"])
+
+    def snapshot(next_t, done):
+        return {"t": next_t, "finished": done, "state": state, "draws": draws, "kept": kept,
+                "trace": {name: np.stack(values) for name, values in trace.items()}, "wall": np.asarray(wall),
+                "elapsed": elapsed, "compile_seconds": compile_seconds, "previous": previous, "converged": converged,
+                "stopped": stopped, "carry": carry}
+
+    if algorithm.compile is not None and not finished:
+        start = time.perf_counter()
+        algorithm.compile(state, data)
+        compile_seconds += time.perf_counter() - start
+
+    bar = progress_bar(n_iter, desc or algorithm.name, progress)
+    bar.update(t_start)
+    t = t_start - 1
     try:
-        for t in range(n_iter):
+        for t in range(t_start, n_iter if not finished else t_start):
             start = time.perf_counter()
             state, info = algorithm.step(int(seeds[t]), state, data)
             fields = _fields(info)
@@ -161,13 +204,17 @@ def run(
                 bar.set_postfix(objective=f"{objective:.4g}")
                 if previous is not None and abs(previous - objective) <= tol * max(abs(previous), 1e-300):
                     converged = True
-                    break
-                previous = objective
-            if callback is not None and callback(t, state, info):
-                stopped = True
-                break
-            if monitor is not None and monitor(t, state, info, elapsed):
-                stopped = True
+                else:
+                    previous = objective
+            if not converged:
+                if callback is not None and callback(t, state, info):
+                    stopped = True
+                elif monitor is not None and monitor(t, state, info, elapsed):
+                    stopped = True
+            done = bool(converged) or stopped or t == n_iter - 1
+            if session is not None:
+                session.update(lambda: snapshot(t + 1, done), finished=done)
+            if done and t < n_iter - 1:
                 break
     finally:
         bar.close()
@@ -186,7 +233,7 @@ def run(
         wall_time=np.asarray(wall),
         compile_seconds=compile_seconds,
         sampling_seconds=elapsed,
-        n_iter=t + 1,
+        n_iter=len(wall),
         converged=converged,
         stopped_early=stopped,
     )

@@ -10,19 +10,37 @@ that would otherwise be written once per estimator:
 * ``random_state`` becomes one JAX key per ``fit`` (:func:`regbayes.rng.make_key`); every
   random stream of the fit is split from it;
 * ``save(path)`` writes the estimator without pickle (:mod:`regbayes.persistence`);
+* the estimators that run the host loop take ``checkpoint`` and ``checkpoint_every``
+  (:data:`CHECKPOINT_CONSTRAINTS`); :meth:`RegBayesEstimator._host_checkpoint` is the
+  fit's checkpoint, which every run of the fit writes to and resumes from;
 * the settings a fit resolves (defaults that depend on the data) are stored as fitted
   attributes with a trailing underscore, so that callers read them instead of
   re-deriving them.
 """
 from __future__ import annotations
 
+import os
+from numbers import Real
+
 import numpy as np
 from sklearn.base import BaseEstimator
 from sklearn.preprocessing import LabelEncoder
+from sklearn.utils._param_validation import Interval
 
 from .. import persistence
+from ..inference.host_checkpoint import HostCheckpoint
 from ..rng import make_key
 from ..validation import check_labels
+
+#: ``checkpoint`` (a file path or None) and ``checkpoint_every`` (seconds between writes):
+#: the parameters of every estimator that runs the host loop.
+CHECKPOINT_CONSTRAINTS = {
+    "checkpoint": [str, os.PathLike, None],
+    "checkpoint_every": [Interval(Real, 0, None, closed="left")],
+}
+#: Parameters that do not change a fit's results, left out of its checkpoint's fingerprint
+#: (a fit resumed with a progress bar, or another callback, continues).
+NOT_FINGERPRINTED = ("checkpoint", "checkpoint_every", "progress", "callback", "n_jobs")
 
 
 class RegBayesEstimator(BaseEstimator):
@@ -41,6 +59,25 @@ class RegBayesEstimator(BaseEstimator):
     def _fit_key(self):
         """The one JAX key of this fit, from ``random_state``."""
         return make_key(self.random_state)
+
+    def _host_checkpoint(self):
+        """The checkpoint of this fit's host-loop runs (pass it to every
+        :func:`~regbayes.inference.run` of the fit, in order), or None without ``checkpoint``.
+        Its fingerprint holds the class and the parameters that change results.
+
+        The parameters, as the estimators document them: ``checkpoint``, a file where the
+        fit writes a checkpoint every ``checkpoint_every`` seconds (0: every iteration),
+        atomically: its runs' states, seed positions, draws, traces and running sums. A fit
+        interrupted and started again with the same arguments and data continues from the
+        last checkpoint to the fitted attributes of an uninterrupted fit (timings apart); a
+        finished fit's runs are read back. A checkpoint of another fit, or a damaged file,
+        raises :class:`~regbayes.inference.checkpoint.CheckpointError`
+        (:mod:`regbayes.inference.host_checkpoint`)."""
+        if getattr(self, "checkpoint", None) is None:
+            return None
+        params = self.get_params(deep=False)
+        settings = [type(self).__name__, *((k, params[k]) for k in sorted(params) if k not in NOT_FINGERPRINTED)]
+        return HostCheckpoint(self.checkpoint, self.checkpoint_every, settings)
 
     def _encode_labels(self, y) -> np.ndarray:
         """Set ``classes_`` and return integer codes 0..K-1; refuse fewer than two classes."""

@@ -35,7 +35,7 @@ from sklearn.utils.validation import check_is_fitted, validate_data
 from ..potentials import niw
 from ..rng import host_seeds
 from ..validation import FLOAT64_LARGEST, check_feature_scale, check_finite_features
-from .base import RegBayesEstimator
+from .base import CHECKPOINT_CONSTRAINTS, RegBayesEstimator
 
 POSITIVE = Interval(Real, 0, None, closed="neither")
 
@@ -55,6 +55,7 @@ DP_CONSTRAINTS = {
     "intercept_scaling": [POSITIVE, None],
     "random_state": ["random_state"],
     "progress": ["boolean"],
+    **CHECKPOINT_CONSTRAINTS,
 }
 
 

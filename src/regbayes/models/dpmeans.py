@@ -51,6 +51,12 @@ class DPMeansSVC(SVMMixtureClassifier):
     fit_intercept : bool, default=True
     random_state : None, int or RandomState
         Seeds the fit's one key, from which the visiting orders of the passes are drawn.
+    checkpoint : str or path-like, default=None
+        A file where the fit writes a checkpoint, atomically, every ``checkpoint_every``
+        seconds (0: every iteration); a fit interrupted and started again with the same
+        arguments and data continues from it to the fitted attributes of an uninterrupted
+        fit (:meth:`regbayes.models.base.RegBayesEstimator._host_checkpoint`).
+    checkpoint_every : float, default=60.0
 
     Attributes
     ----------
@@ -72,6 +78,8 @@ class DPMeansSVC(SVMMixtureClassifier):
         tol=1e-3,
         fit_intercept=True,
         random_state=None,
+        checkpoint=None,
+        checkpoint_every=60.0,
     ):
         self.cluster_penalty = cluster_penalty
         self.C = C
@@ -82,13 +90,16 @@ class DPMeansSVC(SVMMixtureClassifier):
         self.tol = tol
         self.fit_intercept = fit_intercept
         self.random_state = random_state
+        self.checkpoint = checkpoint
+        self.checkpoint_every = checkpoint_every
 
     def fit(self, X, y):
         """Cluster X by DP-means, then fit the SVM of every cluster."""
         X, Xt, yk, svm = self._prepare(X, y)
         data = dp_means_data(X, self.divergence, self.cluster_penalty)
         algorithm = Algorithm(dp_means_step, "DPMeansSVC", compile=dp_means_compile)
-        result = run(algorithm, dp_means_init(data), data, self._fit_key(), n_iter=self.max_iter, tol=self.tol)
+        result = run(algorithm, dp_means_init(data), data, self._fit_key(), n_iter=self.max_iter, tol=self.tol,
+                     checkpoint=self._host_checkpoint())
         z, mu = result.state
         with scale_errors(X, "DPMeansSVC"):
             W = fit_classifiers(svm, Xt, yk, z, np.zeros((mu.shape[0], *weight_shape(svm, Xt.shape[1]))))

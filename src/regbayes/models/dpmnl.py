@@ -85,6 +85,12 @@ class DPMNLClassifier(DPExpertsClassifier):
         Seeds the fit's one JAX key: k-means start, CRP sweeps and HMC transitions.
     progress : bool, default=False
         Show a progress bar over iterations.
+    checkpoint : str or path-like, default=None
+        A file where the fit writes a checkpoint, atomically, every ``checkpoint_every``
+        seconds (0: every iteration); a fit interrupted and started again with the same
+        arguments and data continues from it to the fitted attributes of an uninterrupted
+        fit (:meth:`regbayes.models.base.RegBayesEstimator._host_checkpoint`).
+    checkpoint_every : float, default=60.0
 
     Attributes
     ----------
@@ -137,6 +143,8 @@ class DPMNLClassifier(DPExpertsClassifier):
         intercept_scaling=None,
         random_state=0,
         progress=False,
+        checkpoint=None,
+        checkpoint_every=60.0,
     ):
         self.alpha = alpha
         self.prior_scale = prior_scale
@@ -156,6 +164,8 @@ class DPMNLClassifier(DPExpertsClassifier):
         self.intercept_scaling = intercept_scaling
         self.random_state = random_state
         self.progress = progress
+        self.checkpoint = checkpoint
+        self.checkpoint_every = checkpoint_every
 
     def fit(self, X, y):
         """Run the sampler on training data ``X`` (dense or sparse, densified), ``y``."""
@@ -170,7 +180,7 @@ class DPMNLClassifier(DPExpertsClassifier):
         with scale_errors(X, "DPMNLClassifier"):
             result = run(Algorithm(step, "DPMNLClassifier", check=dpmnl.check), dpmnl.init(data, z0), data,
                          key_from_seed(seed_run), n_iter=self.n_iter, keep=range(self.n_warmup, self.n_iter, self.thin),
-                         draw=dpmnl.draw, progress=self.progress, desc="DPMNLClassifier")
+                         draw=dpmnl.draw, progress=self.progress, desc="DPMNLClassifier", checkpoint=self._host_checkpoint())
         eta = self._store_draws(result, X.shape[1])
         if len(self.classes_) == 2:  # the identified contrast of class 1 against class 0
             eta = eta[:, :, 1] - eta[:, :, 0]

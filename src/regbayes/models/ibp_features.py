@@ -53,6 +53,12 @@ class IBPFeatures(TransformerMixin, LatentFeatureModel):
         Seeds the noise of the start ``psi = 1/2 + epsilon`` (Algorithm 3, line 3).
     progress : bool, default=False
         Show a progress bar over outer iterations.
+    checkpoint : str or path-like, default=None
+        A file where the fit writes a checkpoint, atomically, every ``checkpoint_every``
+        seconds (0: every iteration); a fit interrupted and started again with the same
+        arguments and data continues from it to the fitted attributes of an uninterrupted
+        fit (:meth:`regbayes.models.base.RegBayesEstimator._host_checkpoint`).
+    checkpoint_every : float, default=60.0
 
     Attributes
     ----------

@@ -66,6 +66,12 @@ class InfiniteLatentSVC(ClassifierMixin, TransformerMixin, LatentFeatureModel):
     estimate_variances, random_state, progress :
         As in :class:`~regbayes.models.ibp_features.IBPFeatures`; ``tol`` applies to the
         RegBayes objective of eq. 12 (``objective_``).
+    checkpoint : str or path-like, default=None
+        A file where the fit writes a checkpoint, atomically, every ``checkpoint_every``
+        seconds (0: every iteration); a fit interrupted and started again with the same
+        arguments and data continues from it to the fitted attributes of an uninterrupted
+        fit (:meth:`regbayes.models.base.RegBayesEstimator._host_checkpoint`).
+    checkpoint_every : float, default=60.0
 
     Attributes
     ----------
@@ -88,9 +94,10 @@ class InfiniteLatentSVC(ClassifierMixin, TransformerMixin, LatentFeatureModel):
 
     def __init__(self, C=1.0, truncation=50, alpha=1.0, n_iter=20, n_inner=10, tol=1e-4, inner_tol=1e-3,
                  noise_variance=None, loading_variance=1.0, estimate_variances=False, include_inputs=False,
-                 fit_intercept=True, dual_tol=1e-2, random_state=None, progress=False):
+                 fit_intercept=True, dual_tol=1e-2, random_state=None, progress=False, checkpoint=None,
+                 checkpoint_every=60.0):
         super().__init__(truncation, alpha, n_iter, n_inner, tol, inner_tol, noise_variance, loading_variance, estimate_variances,
-                         random_state, progress)  # LatentParameters' order
+                         random_state, progress, checkpoint, checkpoint_every)  # LatentParameters' order
         self.C = C
         self.include_inputs = include_inputs
         self.fit_intercept = fit_intercept

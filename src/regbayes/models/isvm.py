@@ -58,6 +58,7 @@ from ..inference import Algorithm, run
 from ..precision import maybe_x64
 from ..rng import key_from_seed
 from ..samplers.defaults import COMPONENT_NOISE_STEP_FACTOR, SAMPLER_DEFAULTS
+from .base import CHECKPOINT_CONSTRAINTS
 from .dp_experts_base import DPExpertsClassifier
 
 SAMPLERS = isvm.SAMPLERS
@@ -132,6 +133,12 @@ class InfiniteSVC(DPExpertsClassifier):
         Seeds the fit's one JAX key: k-means start, CRP sweeps and eta steps.
     progress : bool, default=False
         Show a progress bar over iterations.
+    checkpoint : str or path-like, default=None
+        A file where the fit writes a checkpoint, atomically, every ``checkpoint_every``
+        seconds (0: every iteration); a fit interrupted and started again with the same
+        arguments and data continues from it to the fitted attributes of an uninterrupted
+        fit (:meth:`regbayes.models.base.RegBayesEstimator._host_checkpoint`).
+    checkpoint_every : float, default=60.0
 
     Attributes
     ----------
@@ -182,6 +189,7 @@ class InfiniteSVC(DPExpertsClassifier):
         "intercept_scaling": [Interval(Real, 0, None, closed="neither"), None],
         "random_state": ["random_state"],
         "progress": ["boolean"],
+        **CHECKPOINT_CONSTRAINTS,
     }
 
     def __init__(
@@ -207,6 +215,8 @@ class InfiniteSVC(DPExpertsClassifier):
         intercept_scaling=None,
         random_state=0,
         progress=False,
+        checkpoint=None,
+        checkpoint_every=60.0,
     ):
         self.alpha = alpha
         self.C = C
@@ -229,6 +239,8 @@ class InfiniteSVC(DPExpertsClassifier):
         self.intercept_scaling = intercept_scaling
         self.random_state = random_state
         self.progress = progress
+        self.checkpoint = checkpoint
+        self.checkpoint_every = checkpoint_every
 
     # ------------------------------------------------------------------ fit
     def fit(self, X, y):
@@ -266,7 +278,7 @@ class InfiniteSVC(DPExpertsClassifier):
             state = isvm.init(data, z0)
             result = run(Algorithm(step, name, check=isvm.check), state, data, key_from_seed(seed_run),
                          n_iter=self.n_iter, keep=range(self.n_warmup, self.n_iter), draw=isvm.draw,
-                         progress=self.progress, desc=name)
+                         progress=self.progress, desc=name, checkpoint=self._host_checkpoint())
         self._store(result, d, n_classes, init_seconds)
         return self
 

@@ -55,7 +55,7 @@ from ..algorithms.ilsvm import (
 from ..inference import Algorithm, run
 from ..precision import enable_x64
 from ..validation import FLOAT32_SCALE, check_feature_scale
-from .base import RegBayesEstimator
+from .base import CHECKPOINT_CONSTRAINTS, RegBayesEstimator
 
 POSITIVE = Interval(Real, 0, None, closed="neither")
 
@@ -76,6 +76,7 @@ LATENT_CONSTRAINTS = {
     "estimate_variances": ["boolean"],
     "random_state": ["random_state"],
     "progress": ["boolean"],
+    **CHECKPOINT_CONSTRAINTS,
 }
 
 
@@ -93,7 +94,8 @@ class LatentParameters(RegBayesEstimator):
     _parameter_constraints: dict = dict(LATENT_CONSTRAINTS)
 
     def __init__(self, truncation=50, alpha=1.0, n_iter=20, n_inner=10, tol=1e-4, inner_tol=1e-3, noise_variance=None,
-                 loading_variance=1.0, estimate_variances=False, random_state=None, progress=False):
+                 loading_variance=1.0, estimate_variances=False, random_state=None, progress=False, checkpoint=None,
+                 checkpoint_every=60.0):
         self.truncation = truncation
         self.alpha = alpha
         self.n_iter = n_iter
@@ -105,6 +107,8 @@ class LatentParameters(RegBayesEstimator):
         self.estimate_variances = estimate_variances
         self.random_state = random_state
         self.progress = progress
+        self.checkpoint = checkpoint
+        self.checkpoint_every = checkpoint_every
 
     def _check_X(self, X, *, reset: bool):
         """X validated as a dense float64 array (sparse input densified; never modified)."""
@@ -143,7 +147,8 @@ class LatentFeatureModel(LatentParameters):
         F0 = initial_objective(state, data)  # compiles the phase for these shapes (a run of zero iterations)
         start_seconds = time.perf_counter() - start
         result = run(Algorithm(ilsvm_step, name, compile=ilsvm_compile), state, data, key_run, n_iter=self.n_iter,
-                     tol=self.tol, initial_objective=F0, progress=self.progress, desc=name)
+                     tol=self.tol, initial_objective=F0, progress=self.progress, desc=name,
+                     checkpoint=self._host_checkpoint())
         s, final = final_dual(result.state, data)  # the last dual step to the exact tolerance
         result = result._replace(state=s)
         if final is not None:

@@ -82,6 +82,12 @@ class M2DPM(SVMMixtureClassifier):
         runs) are drawn.
     progress : bool, default=False
         Show a progress bar over iterations.
+    checkpoint : str or path-like, default=None
+        A file where the fit writes a checkpoint, atomically, every ``checkpoint_every``
+        seconds (0: every iteration); a fit interrupted and started again with the same
+        arguments and data continues from it to the fitted attributes of an uninterrupted
+        fit (:meth:`regbayes.models.base.RegBayesEstimator._host_checkpoint`).
+    checkpoint_every : float, default=60.0
 
     Attributes
     ----------
@@ -126,6 +132,8 @@ class M2DPM(SVMMixtureClassifier):
         refit_cells=False,
         random_state=None,
         progress=False,
+        checkpoint=None,
+        checkpoint_every=60.0,
     ):
         self.cluster_penalty = cluster_penalty
         self.s = s
@@ -140,6 +148,8 @@ class M2DPM(SVMMixtureClassifier):
         self.refit_cells = refit_cells
         self.random_state = random_state
         self.progress = progress
+        self.checkpoint = checkpoint
+        self.checkpoint_every = checkpoint_every
 
     def fit(self, X, y):
         """Run Algorithm 1 ``n_init`` times (each until eq. 35 changes by less than ``tol``)
@@ -151,10 +161,11 @@ class M2DPM(SVMMixtureClassifier):
         algorithm = Algorithm(m2dpm_step, "M2DPM", compile=m2dpm_compile)
         key = self._fit_key()
         best, finals = None, []
+        checkpoint = self._host_checkpoint()  # the fit's n_init runs are its parts
         for r in range(self.n_init):
             run_key = key if r == 0 else jax.random.fold_in(key, r)
             result = run(algorithm, start, data, run_key, n_iter=self.max_iter, tol=self.tol,
-                         initial_objective=F0, progress=self.progress,
+                         initial_objective=F0, progress=self.progress, checkpoint=checkpoint,
                          desc="M2DPM" if self.n_init == 1 else f"M2DPM run {r + 1}/{self.n_init}")
             finals.append(float(result.trace["objective"][-1]))
             if best is None or finals[-1] < best[0]:  # ties keep the earlier run

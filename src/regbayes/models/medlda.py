@@ -155,6 +155,12 @@ class MedLDA(ClassifierMixin, TransformerMixin, TopicClassifierMixin, CountInput
         Results do not depend on n_jobs.
     random_state : int, default=0
     progress : bool, default=False
+    checkpoint : str or path-like, default=None
+        A file where the fit writes a checkpoint, atomically, every ``checkpoint_every``
+        seconds (0: every iteration); a fit interrupted and started again with the same
+        arguments and data continues from it to the fitted attributes of an uninterrupted
+        fit (:meth:`regbayes.models.base.RegBayesEstimator._host_checkpoint`).
+    checkpoint_every : float, default=60.0
 
     Attributes
     ----------
@@ -218,6 +224,8 @@ class MedLDA(ClassifierMixin, TransformerMixin, TopicClassifierMixin, CountInput
         n_jobs=None,
         random_state=0,
         progress=False,
+        checkpoint=None,
+        checkpoint_every=60.0,
     ):
         self.n_topics = n_topics
         self.alpha = alpha
@@ -242,6 +250,8 @@ class MedLDA(ClassifierMixin, TransformerMixin, TopicClassifierMixin, CountInput
         self.n_jobs = n_jobs
         self.random_state = random_state
         self.progress = progress
+        self.checkpoint = checkpoint
+        self.checkpoint_every = checkpoint_every
 
     # ------------------------------------------------------------------ checks
     def _check_settings(self, n_docs, n_classes):
@@ -340,8 +350,8 @@ class MedLDA(ClassifierMixin, TransformerMixin, TopicClassifierMixin, CountInput
         iterate alone gave 0.832."""
         average_from = n_iter // 2
         keep = np.unique(np.linspace(average_from, n_iter - 1, self.n_draws).round().astype(int))
-        total = {"sum": None, "n": 0}
-        self.snapshots_ = []
+        # the running sum of Phi and the snapshots: the run's carry, checkpointed with it
+        total = {"sum": None, "n": 0, "snapshots": []}
 
         def draw(state):
             return module.topic_word(state, data), np.array(state.eta)
@@ -355,14 +365,16 @@ class MedLDA(ClassifierMixin, TransformerMixin, TopicClassifierMixin, CountInput
         def monitor(t, state, info, wall_time):
             record = {"iteration": t + 1, "n_docs": int(info.n_docs), "wall_time": wall_time}
             if self.snapshot_every is not None and (t + 1) % self.snapshot_every == 0:
-                self.snapshots_.append({**record, "topic_word": module.topic_word(state, data), "coef": np.array(state.eta)})
+                total["snapshots"].append({**record, "topic_word": module.topic_word(state, data), "coef": np.array(state.eta)})
             if self.callback is not None:
                 return bool(self.callback({**record, "topic_word": module.topic_word(state, data), "coef": np.array(state.eta)}))
             return False
 
         watched = self.snapshot_every is not None or self.callback is not None
         result = run(algorithm, state, data, key, n_iter=n_iter, keep=keep, draw=draw, observe=observe,
-                     monitor=monitor if watched else None, progress=self.progress, desc=algorithm.name)
+                     monitor=monitor if watched else None, progress=self.progress, desc=algorithm.name, carry=total,
+                     checkpoint=self._host_checkpoint())
+        self.snapshots_ = total["snapshots"]
         if not result.draws:  # stopped by the callback before the first kept iteration
             result = result._replace(draws=[draw(result.state)])
         mean = total["sum"] / total["n"] if total["n"] else np.mean([pair[0] for pair in result.draws], axis=0)

@@ -73,6 +73,12 @@ class MedLDARegressor(RegressorMixin, TransformerMixin, CountInputMixin, RegBaye
         Results do not depend on n_jobs.
     random_state : int, default=0
     progress : bool, default=False
+    checkpoint : str or path-like, default=None
+        A file where the fit writes a checkpoint, atomically, every ``checkpoint_every``
+        seconds (0: every iteration); a fit interrupted and started again with the same
+        arguments and data continues from it to the fitted attributes of an uninterrupted
+        fit (:meth:`regbayes.models.base.RegBayesEstimator._host_checkpoint`).
+    checkpoint_every : float, default=60.0
 
     Attributes
     ----------
@@ -112,6 +118,8 @@ class MedLDARegressor(RegressorMixin, TransformerMixin, CountInputMixin, RegBaye
         n_jobs=None,
         random_state=0,
         progress=False,
+        checkpoint=None,
+        checkpoint_every=60.0,
     ):
         self.n_topics = n_topics
         self.alpha = alpha
@@ -126,6 +134,8 @@ class MedLDARegressor(RegressorMixin, TransformerMixin, CountInputMixin, RegBaye
         self.n_jobs = n_jobs
         self.random_state = random_state
         self.progress = progress
+        self.checkpoint = checkpoint
+        self.checkpoint_every = checkpoint_every
 
     def fit(self, X, y):
         """Fit on a (n_docs, V) count matrix (scipy.sparse or dense) or a list of raw texts,
@@ -143,7 +153,7 @@ class MedLDARegressor(RegressorMixin, TransformerMixin, CountInputMixin, RegBaye
         algorithm = Algorithm(medlda_regression.step, "MedLDARegressor[gibbs]", compile=medlda_regression.compile_kernels,
                               check=medlda_regression.divergence_check(data))
         average_from = n_iter // 2
-        total = {"topics": 0.0, "n": 0}
+        total = {"topics": 0.0, "n": 0}  # the running sum of Phi: the run's carry, checkpointed with it
 
         def observe(t, state, info):
             if t >= average_from:
@@ -152,7 +162,8 @@ class MedLDARegressor(RegressorMixin, TransformerMixin, CountInputMixin, RegBaye
 
         result = run(algorithm, medlda_regression.init(init_seed, data), data, k_run, n_iter=n_iter,
                      keep=range(average_from, n_iter), draw=lambda state: (state.coef.copy(), state.intercept),
-                     observe=observe, progress=self.progress, desc=algorithm.name)
+                     observe=observe, progress=self.progress, desc=algorithm.name, carry=total,
+                     checkpoint=self._host_checkpoint())
         topics = total["topics"] / total["n"]
         self.components_ = topics / topics.sum(axis=1, keepdims=True)  # rows sum to 1 despite rounding
         self.coef_samples_ = np.stack([coef for coef, _ in result.draws])

@@ -89,9 +89,9 @@ class _MultiTaskLatentBase(LatentParameters):
     def __init__(self, truncation=50, alpha=1.0, C=1.0, n_iter=20, n_inner=10, tol=1e-4, inner_tol=1e-3,
                  noise_variance=None, loading_variance=1.0, estimate_variances=False, include_inputs=False,
                  fit_intercept=True, joint=True, init="paper", anneal_iterations=0, anneal_start=0.01, random_state=None,
-                 progress=False):
+                 progress=False, checkpoint=None, checkpoint_every=60.0):
         super().__init__(truncation, alpha, n_iter, n_inner, tol, inner_tol, noise_variance, loading_variance, estimate_variances,
-                         random_state, progress)  # LatentParameters' order
+                         random_state, progress, checkpoint, checkpoint_every)  # LatentParameters' order
         self.C = C
         self.include_inputs = include_inputs
         self.fit_intercept = fit_intercept
@@ -122,11 +122,13 @@ class _MultiTaskLatentBase(LatentParameters):
         name = "MT-iLSVM" if self.joint else "MT-IBP+SVM"
         algorithm = Algorithm(mt_step, name, compile=mt_compile)
         key = key_from_seed(int(run_seed))
-        parts = []
+        parts, checkpoint = [], self._host_checkpoint()  # the runs are the checkpoint's parts
         if data.anneal_iterations > 0:  # the tempered iterations run in full; tol watches the exact objective after them
-            parts.append(run(algorithm, state, data, key, n_iter=data.anneal_iterations, progress=self.progress))
+            parts.append(run(algorithm, state, data, key, n_iter=data.anneal_iterations, progress=self.progress,
+                             checkpoint=checkpoint))
             state, key = parts[-1].state, key_from_seed(int(host_seeds(key, 1)[0]))
-        parts.append(run(algorithm, state, data, key, n_iter=self.n_iter, tol=self.tol, progress=self.progress))
+        parts.append(run(algorithm, state, data, key, n_iter=self.n_iter, tol=self.tol, progress=self.progress,
+                         checkpoint=checkpoint))
         result = parts[-1]
         state = result.state
         trace = {k: np.concatenate([np.asarray(p.trace[k]) for p in parts]) for k in result.trace}
@@ -268,6 +270,12 @@ class MultiTaskInfiniteLatentSVC(ClassifierMixin, TransformerMixin, _MultiTaskLa
         ``compute_class_weight``; a dict maps each class (0 and 1 of an indicator matrix,
         else the labels in ``classes_``) to its weight. Macro-averaged F1 on labels with
         few positives rewards "balanced".
+    checkpoint : str or path-like, default=None
+        A file where the fit writes a checkpoint, atomically, every ``checkpoint_every``
+        seconds (0: every iteration); a fit interrupted and started again with the same
+        arguments and data continues from it to the fitted attributes of an uninterrupted
+        fit (:meth:`regbayes.models.base.RegBayesEstimator._host_checkpoint`).
+    checkpoint_every : float, default=60.0
 
     Attributes
     ----------
@@ -288,12 +296,12 @@ class MultiTaskInfiniteLatentSVC(ClassifierMixin, TransformerMixin, _MultiTaskLa
     def __init__(self, truncation=50, alpha=1.0, C=1.0, n_iter=20, n_inner=10, tol=1e-4, inner_tol=1e-3,
                  noise_variance=None, loading_variance=1.0, estimate_variances=False, include_inputs=False,
                  fit_intercept=True, joint=True, init="paper", anneal_iterations=0, anneal_start=0.01, random_state=None,
-                 progress=False, class_weight=None):
+                 progress=False, class_weight=None, checkpoint=None, checkpoint_every=60.0):
         super().__init__(truncation=truncation, alpha=alpha, C=C, n_iter=n_iter, n_inner=n_inner, tol=tol, inner_tol=inner_tol,
                          noise_variance=noise_variance, loading_variance=loading_variance, estimate_variances=estimate_variances,
                          include_inputs=include_inputs, fit_intercept=fit_intercept, joint=joint, init=init,
                          anneal_iterations=anneal_iterations, anneal_start=anneal_start, random_state=random_state,
-                         progress=progress)
+                         progress=progress, checkpoint=checkpoint, checkpoint_every=checkpoint_every)
         self.class_weight = class_weight
 
     def fit(self, X, y, tasks=None):
@@ -414,12 +422,12 @@ class MultiTaskInfiniteLatentSVR(RegressorMixin, TransformerMixin, _MultiTaskLat
     def __init__(self, truncation=50, alpha=1.0, C=1.0, epsilon=0.1, n_iter=20, n_inner=10, tol=1e-4, inner_tol=1e-3,
                  noise_variance=None, loading_variance=1.0, estimate_variances=False, include_inputs=False,
                  fit_intercept=False, joint=True, init="paper", anneal_iterations=0, anneal_start=0.01, random_state=None,
-                 progress=False):
+                 progress=False, checkpoint=None, checkpoint_every=60.0):
         super().__init__(truncation=truncation, alpha=alpha, C=C, n_iter=n_iter, n_inner=n_inner, tol=tol, inner_tol=inner_tol,
                          noise_variance=noise_variance, loading_variance=loading_variance, estimate_variances=estimate_variances,
                          include_inputs=include_inputs, fit_intercept=fit_intercept, joint=joint, init=init,
                          anneal_iterations=anneal_iterations, anneal_start=anneal_start, random_state=random_state,
-                         progress=progress)
+                         progress=progress, checkpoint=checkpoint, checkpoint_every=checkpoint_every)
         self.epsilon = epsilon
 
     def fit(self, X, y, tasks=None):

@@ -105,6 +105,12 @@ class PassiveAggressiveMedLDA(ClassifierMixin, TransformerMixin, TopicClassifier
         uses numba's default (all cores). Results do not depend on n_jobs.
     random_state : int, default=0
     progress : bool, default=False
+    checkpoint : str or path-like, default=None
+        A file where the fit writes a checkpoint, atomically, every ``checkpoint_every``
+        seconds (0: every iteration); a fit interrupted and started again with the same
+        arguments and data continues from it to the fitted attributes of an uninterrupted
+        fit (:meth:`regbayes.models.base.RegBayesEstimator._host_checkpoint`).
+    checkpoint_every : float, default=60.0
 
     Attributes
     ----------
@@ -153,6 +159,8 @@ class PassiveAggressiveMedLDA(ClassifierMixin, TransformerMixin, TopicClassifier
         n_jobs=None,
         random_state=0,
         progress=False,
+        checkpoint=None,
+        checkpoint_every=60.0,
     ):
         self.n_topics = n_topics
         self.alpha = alpha
@@ -174,6 +182,8 @@ class PassiveAggressiveMedLDA(ClassifierMixin, TransformerMixin, TopicClassifier
         self.n_jobs = n_jobs
         self.random_state = random_state
         self.progress = progress
+        self.checkpoint = checkpoint
+        self.checkpoint_every = checkpoint_every
 
     def fit(self, X, y):
         """One pass over a (n_docs, V) count matrix (scipy.sparse or dense) or a list of raw
@@ -227,20 +237,22 @@ class PassiveAggressiveMedLDA(ClassifierMixin, TransformerMixin, TopicClassifier
 
     def _run(self, algorithm, state, data, key):
         """The pass: one driver iteration per minibatch, with snapshots and the callback."""
-        self.snapshots_ = []
+        snapshots = {"snapshots": []}  # the run's carry: checkpointed with it
 
         def monitor(t, state, info, wall_time):
             record = {"iteration": t + 1, "n_docs": int(info.n_docs), "wall_time": wall_time}
             if self.snapshot_every is not None and (t + 1) % self.snapshot_every == 0:
-                self.snapshots_.append({**record, "topic_word": pa_medlda.topic_word(state), "coef": np.array(state.eta)})
+                snapshots["snapshots"].append({**record, "topic_word": pa_medlda.topic_word(state), "coef": np.array(state.eta)})
             if self.callback is not None:
                 return bool(self.callback({**record, "topic_word": pa_medlda.topic_word(state),
                                            "coef": np.array(state.eta)}))
             return False
 
         watched = self.snapshot_every is not None or self.callback is not None
-        return run(algorithm, state, data, key, n_iter=data.n_batches, monitor=monitor if watched else None,
-                   progress=self.progress, desc=algorithm.name)
+        result = run(algorithm, state, data, key, n_iter=data.n_batches, monitor=monitor if watched else None,
+                     progress=self.progress, desc=algorithm.name, carry=snapshots, checkpoint=self._host_checkpoint())
+        self.snapshots_ = snapshots["snapshots"]
+        return result
 
     def __sklearn_tags__(self):
         return multilabel_tags(super().__sklearn_tags__())

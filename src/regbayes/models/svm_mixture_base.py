@@ -20,7 +20,7 @@ from sklearn.utils.validation import check_is_fitted, validate_data
 from ..potentials.bregman import DIVERGENCES, check_divergence_domain, pairwise_divergence
 from ..potentials.svm_mixture import ComponentSVM, classifier_features, coef_and_intercept, feature_shift, svm_labels
 from ..validation import FLOAT64_LARGEST, check_feature_scale, check_finite_features
-from .base import RegBayesEstimator
+from .base import CHECKPOINT_CONSTRAINTS, RegBayesEstimator
 
 POSITIVE = Interval(Real, 0, np.inf, closed="neither")  # positive and finite
 
@@ -34,6 +34,7 @@ SHARED_CONSTRAINTS = {
     "tol": [POSITIVE],
     "fit_intercept": ["boolean"],
     "random_state": ["random_state"],
+    **CHECKPOINT_CONSTRAINTS,
 }
 
 

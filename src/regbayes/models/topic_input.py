@@ -23,6 +23,7 @@ from sklearn.utils._param_validation import HasMethods, Interval
 from sklearn.utils.validation import column_or_1d, validate_data
 
 from ..validation import check_counts, check_labels, is_text
+from .base import CHECKPOINT_CONSTRAINTS
 
 POSITIVE = Interval(Real, 0, np.inf, closed="neither")
 
@@ -46,6 +47,7 @@ TOPIC_CONSTRAINTS = {
     "n_jobs": [at_least(1), None],
     "random_state": ["random_state"],
     "progress": ["boolean"],
+    **CHECKPOINT_CONSTRAINTS,
 }
 #: What the max-margin topic classifiers (``MedLDA``, ``PassiveAggressiveMedLDA``) add.
 TOPIC_CLASSIFIER_CONSTRAINTS = {
