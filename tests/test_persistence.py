@@ -142,6 +142,14 @@ def test_unfitted_estimator_saves_its_parameters(tmp_path):
         check_is_fitted(loaded)
 
 
+def test_checkpoint_path_parameters_load_as_the_same_path(tmp_path):
+    for checkpoint in (tmp_path / "fit.ckpt", str(tmp_path / "fit.ckpt")):
+        est = InfiniteSVC(checkpoint=checkpoint)
+        est.save(tmp_path / "m.npz")
+        loaded = regbayes.load(tmp_path / "m.npz").checkpoint
+        assert type(loaded) is type(checkpoint) and loaded == checkpoint
+
+
 # ----------------------------------------------------------------- what cannot be saved
 def test_what_cannot_be_saved_is_named(fitted, tmp_path):
     with pytest.raises(TypeError, match=r"parameter 'callback'.*set_params\(callback=None\)"):

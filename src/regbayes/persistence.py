@@ -40,6 +40,8 @@ everything else is a JSON object with a ``kind``:
 ``random_state``             a ``numpy.random.RandomState``: ``state``
                              (``get_state(legacy=False)``)
 ``scalar_type``              a type such as ``numpy.int64``: ``dtype`` or ``builtin``
+``path``                     a ``pathlib`` path (a ``checkpoint`` parameter): its
+                             class ``type`` (``PosixPath``, ...) and ``value``
 ``count_vectorizer``         scikit-learn's ``CountVectorizer``: ``params``,
                              ``words`` and ``index`` (its ``vocabulary_``) and its
                              other fitted ``attributes``
@@ -71,7 +73,8 @@ import dataclasses
 import math
 import re
 import warnings
-from pathlib import Path
+import pathlib
+from pathlib import Path, PurePath
 
 import jax
 import numpy as np
@@ -100,6 +103,8 @@ RECORD_TYPES = {cls.__name__: cls for cls in (SampleResult, NIW, SGLDState, SGNH
                                               GibbsSVMState, Constant, Polynomial)}
 BIT_GENERATORS = ("PCG64", "PCG64DXSM", "MT19937", "Philox", "SFC64")
 BUILTIN_TYPES = {t.__name__: t for t in (bool, int, float, complex, str)}
+PATH_TYPES = {t.__name__: t for t in (pathlib.Path, pathlib.PosixPath, pathlib.WindowsPath, pathlib.PurePath,
+                                      pathlib.PurePosixPath, pathlib.PureWindowsPath)}
 ARRAY_KINDS = "biufcUS"  # dtypes stored as they are (no object arrays: those need pickle)
 SCALAR_KINDS = "biuf"
 
@@ -169,6 +174,10 @@ class _Encoder:
             if not all(isinstance(k, str) for k in value):
                 self.refuse(what, value, " (a dict with keys that are not strings)")
             return {"kind": "dict", "items": {k: self.encode(v, f"{what}[{k!r}]", f"{path}.{k}") for k, v in value.items()}}
+        if isinstance(value, PurePath):  # a checkpoint file, say: loaded as the same pathlib class
+            if PATH_TYPES.get(t.__name__) is not t:
+                self.refuse(what, value)
+            return {"kind": "path", "type": t.__name__, "value": str(value)}
         if t is np.random.Generator:
             return {"kind": "generator", "state": self.encode(value.bit_generator.state, what, path)}
         if t is np.random.RandomState:
@@ -307,6 +316,10 @@ def _decode(node, arrays: dict):
         if node["type"] not in RECORD_TYPES:
             raise ModelFileError(f"unknown record type {node['type']!r}")
         return RECORD_TYPES[node["type"]](**{k: _decode(v, arrays) for k, v in node["fields"].items()})
+    if kind == "path":
+        if node["type"] not in PATH_TYPES:
+            raise ModelFileError(f"unknown path type {node['type']!r}")
+        return PATH_TYPES[node["type"]](node["value"])
     if kind == "generator":
         state = _decode(node["state"], arrays)
         if state["bit_generator"] not in BIT_GENERATORS:
