@@ -16,7 +16,7 @@ import numba
 import numpy as np
 import pytest
 
-from regbayes.algorithms import crp_kernels, lda_kernels, lda_tokens, m2dpm_kernels
+from regbayes.algorithms import crp_kernels, lda_kernels, lda_tokens, m2dpm_kernels, medlda_gibbs_kernels
 
 
 def int_hash(a):
@@ -266,7 +266,7 @@ def test_each_kernel_compiles_one_specialisation():
         lda_kernels.gibbs_medlda_sweep(x["doc_ptr"], words, z, *tables, eta, x["y_sign"], x["inv_omega"], 0.3, 0.1,
                                        C, 1, 0)
     assert len(lda_kernels._fixed_topic_sweeps_range.signatures) == 1
-    assert len(lda_kernels._gibbs_medlda_sweep.signatures) == 1
+    assert len(medlda_gibbs_kernels._gibbs_medlda_sweep.signatures) == 1
     assert len(lda_tokens._count_tables.signatures) == 1
     assert len(lda_tokens._document_keys.signatures) == 1
     m = m2dpm_inputs()

@@ -114,7 +114,7 @@ def test_the_driver_stops_a_diverging_classifier_and_names_the_step(corpus):
 @pytest.mark.parametrize("which", ["gibbs", "ssgrld"])
 def test_pinned_draws(which, corpus):
     """Same key, same draws: a few numbers of a 6-iteration run pinned (numba's counter-based
-    streams and JAX's threefry keys are the same on every CPU), so that a change of the
+    streams, NumPy's PCG64 and JAX's threefry keys are the same on every CPU), so that a change of the
     random streams or of the updates is seen. Tolerance: float64 rounding."""
     module = medlda_gibbs if which == "gibbs" else medlda_ssgrld
     data = gibbs_data(corpus) if which == "gibbs" else ssgrld_data(corpus)
@@ -131,8 +131,12 @@ def test_pinned_draws(which, corpus):
 
 
 PINNED = {
-    "gibbs": {"eta": [1.836653917191698, 2.154302213352334, -2.6018110276155646, 1.0833454348938607],
-              "phi_col0": [0.21671122994652406, 0.00014534883720930232, 0.027865612648221343, 0.010590277777777777]},
-    "ssgrld": {"eta": [-0.3761536457553808, 1.0430576087180026, 0.7106017214373643, 0.6828629009732899],
-               "phi_col0": [0.005680973612134636, 0.005962190345487644, 0.0690356082018695, 0.12921900819305415]},
+    # gibbs: re-pinned when the classifier update moved to numba with NumPy's generator
+    # (medlda_gibbs_kernels.gibbs_classifier_update; before, JAX's threefry key of the seed)
+    "gibbs": {"eta": [1.0489938255352933, 1.641363691045713, -1.9308725583484425, 1.2033578852060116],
+              "phi_col0": [0.21458852867830422, 0.0001466275659824047, 0.01639676113360324, 0.003888888888888889]},
+    # ssgrld: re-pinned when the SGRLD step of the topics moved to numba with NumPy's normal
+    # variates (algorithms.sgrld_topics; before, JAX's threefry key of the seed)
+    "ssgrld": {"eta": [0.21680603103218873, 1.0711216851887944, 0.7980788037062311, 0.039045776545534955],
+               "phi_col0": [0.016104017164658684, 0.020903672320929517, 0.10536300752072791, 0.06269857042626788]},
 }

@@ -13,7 +13,8 @@ kernel is compiled once, on first use, whatever arrays the caller holds.
 Two token conditionals, each exposed as a function for the enumeration tests:
 
 * collapsed Gibbs MedLDA with data augmentation (Theta, Phi collapsed; paper 001, eq. 13 with
-  ``zbar_d`` in place of ``x_i``; one binary classifier per column of ``y_sign``)::
+  ``zbar_d`` in place of ``x_i``; one binary classifier per column of ``y_sign``; the sweep
+  is :func:`regbayes.algorithms.medlda_gibbs_kernels.gibbs_medlda_sweep`, re-exported here)::
 
       p(z_dn = k | ...) ∝ (n_dk^-n + alpha) (n_kw^-n + beta) / (n_k^-n + V beta)
                           * prod_m exp(-c' zeta_dm(k) - c'^2 zeta_dm(k)^2 / (2 omega_dm))
@@ -49,150 +50,7 @@ from .lda_tokens import (  # noqa: F401  (token storage and streams, re-exported
     MODE_BINARY, MODE_CRAMMER_SINGER, MODE_UNSUPERVISED, _draw, _frozen, _next_uniform, _stream, count_tables,
     document_keys, expected_topic_word, expected_topic_word_soft, random_assignments, tokens_from_counts,
 )
-
-
-# error_model="numpy": the divisors of the token loop are positive (n_k + V beta with beta > 0,
-# and exp(-2 G) within exp(+-300)), and without the zero checks of the "python" model the
-# topic loops vectorise.
-@numba.njit(cache=True, error_model="numpy")
-def _gibbs_medlda_sweep(doc_ptr, words, z, ndk, nwk, nk, eta, y_sign, inv_omega, alpha, beta, C, margin, seed,
-                        multiplicative):
-    """:func:`gibbs_medlda_sweep` in place on ``z, ndk, nwk, nk`` (copies made by the caller)."""
-    D = doc_ptr.shape[0] - 1
-    K = ndk.shape[1]
-    V = nwk.shape[0]
-    M = eta.shape[0]
-    vbeta = V * beta
-    weights = np.empty(K)
-    linear = np.zeros(K)
-    quadratic = np.zeros(K)
-    b = np.empty(M)
-    g = np.zeros(K)
-    factor = np.empty(K)
-    gram = np.empty((K, K))
-    gram_exp = np.empty((K, K))
-    known = np.zeros(K, dtype=np.bool_)
-    eta_abs_max = np.zeros(M)
-    for m in range(M):
-        for k in range(K):
-            eta_abs_max[m] = max(eta_abs_max[m], abs(eta[m, k]))
-    state = _stream(seed, 0)
-    for d in range(D):
-        start, stop = doc_ptr[d], doc_ptr[d + 1]
-        if stop == start:
-            continue
-        n_d = float(stop - start)
-        fast = False
-        if M > 0:
-            document_terms(eta, y_sign[d], inv_omega[d], n_d, C, margin, linear, quadratic, b)
-            # The supervised factor exp(A_k - 2 g_k - Q_k) is kept up to a constant by
-            # multiplying with exp(+-2 G[j, :]) as tokens leave and join topics (no exponential
-            # per token). |G_jk| <= bound, and g moves within 2 n_d bound over the document, so
-            # with 4 n_d bound <= 300 the factors stay within exp(+-300) of their start.
-            bound = 0.0
-            for m in range(M):
-                bound += b[m] * eta_abs_max[m] * eta_abs_max[m]
-            fast = multiplicative and 4.0 * n_d * bound <= 300.0
-            for k in range(K):
-                known[k] = False
-                g[k] = 0.0
-            for j in range(K):  # g = G n_d
-                if ndk[d, j] > 0.0:
-                    _gram_column(eta, b, j, gram, gram_exp, fast, known)
-                    for k in range(K):
-                        g[k] += gram[j, k] * ndk[d, j]
-            if fast:
-                top = -np.inf
-                for k in range(K):
-                    top = max(top, linear[k] - 2.0 * g[k] - quadratic[k])
-                for k in range(K):
-                    factor[k] = np.exp(linear[k] - 2.0 * g[k] - quadratic[k] - top)
-        for i in range(start, stop):
-            w = words[i]
-            old = z[i]
-            ndk[d, old] -= 1.0
-            nwk[w, old] -= 1.0
-            nk[old] -= 1.0
-            if fast:
-                for k in range(K):
-                    factor[k] /= gram_exp[old, k]
-                    weights[k] = (ndk[d, k] + alpha) * (nwk[w, k] + beta) / (nk[k] + vbeta) * factor[k]
-            else:  # augmented_token_weights_gram, written out (see _fixed_topic_sweeps_range)
-                if M > 0:
-                    for k in range(K):
-                        g[k] -= gram[old, k]
-                top = -np.inf
-                for k in range(K):
-                    s = linear[k] - 2.0 * g[k] - quadratic[k]
-                    weights[k] = s
-                    if s > top:
-                        top = s
-                for k in range(K):
-                    weights[k] = (ndk[d, k] + alpha) * (nwk[w, k] + beta) / (nk[k] + vbeta) * np.exp(weights[k] - top)
-            total = 0.0  # _draw, written out
-            for k in range(K):
-                total += weights[k]
-            state, u = _next_uniform(state)
-            target = u * total
-            acc = 0.0
-            new = K - 1
-            for k in range(K):
-                acc += weights[k]
-                if target < acc:
-                    new = k
-                    break
-            z[i] = new
-            ndk[d, new] += 1.0
-            nwk[w, new] += 1.0
-            nk[new] += 1.0
-            if M > 0:
-                if not known[new]:  # _gram_column, written out
-                    for k in range(K):
-                        gram[new, k] = 0.0
-                    for m in range(M):
-                        bj = b[m] * eta[m, new]
-                        for k in range(K):
-                            gram[new, k] += bj * eta[m, k]
-                    if fast:
-                        for k in range(K):
-                            gram_exp[new, k] = np.exp(-2.0 * gram[new, k])
-                    known[new] = True
-                if fast:
-                    for k in range(K):
-                        factor[k] *= gram_exp[new, k]
-                else:
-                    for k in range(K):
-                        g[k] += gram[new, k]
-
-
-def gibbs_medlda_sweep(doc_ptr, words, z, ndk, nwk, nk, eta, y_sign, inv_omega, alpha, beta, C, margin, seed,
-                       multiplicative=True):
-    """One collapsed Gibbs sweep over every token (documents in order), Gibbs MedLDA with DA.
-
-    ``ndk, nwk, nk`` are the count tables of ``z`` (see :func:`count_tables`); ``eta`` (M, K),
-    ``y_sign`` (D, M) +-1, ``inv_omega`` (D, M) = 1/lambda_dm. ``M = 0`` gives plain
-    collapsed LDA. Returns new ``(z, ndk, nwk, nk)``; the inputs are not modified.
-    Sequential by nature: every token changes the shared topic-word counts.
-
-    Each token costs O(K) whatever M is (:func:`augmented_token_weights_gram`): per document,
-    O(M K) for the terms of :func:`document_terms` and O(M K) plus K exponentials per topic
-    the document touches for the columns of G. With ``multiplicative`` (default) a token
-    needs no exponential: the supervised factor is updated by multiplying with the cached
-    ``exp(-2 G[:, j])`` of the topics it leaves and joins, wherever the bound in the code
-    keeps every factor within exp(+-300) of its start (else, and with
-    ``multiplicative=False``, the factor is exponentiated per token from ``g = G n_d``).
-    """
-    z_dtype = np.asarray(z).dtype
-    z = np.array(z, dtype=np.int32, order="C")  # copies: the inputs are not modified
-    ndk = np.array(ndk, dtype=np.float64, order="C")
-    nwk = np.array(nwk, dtype=np.float64, order="C")
-    nk = np.array(nk, dtype=np.float64, order="C")
-    _gibbs_medlda_sweep(_frozen(doc_ptr, np.int64), _frozen(words, np.int32), z, ndk, nwk, nk,
-                        _frozen(eta, np.float64), _frozen(y_sign, np.float64), _frozen(inv_omega, np.float64),
-                        float(alpha), float(beta), float(C), float(margin), int(seed), bool(multiplicative))
-    if z_dtype != np.int32:
-        z = z.astype(z_dtype)
-    return z, ndk, nwk, nk
+from .medlda_gibbs_kernels import gibbs_medlda_sweep  # noqa: F401  (re-exported)
 
 
 # error_model="numpy": a division by zero gives inf or nan rather than raising, so empty

@@ -7,9 +7,12 @@ Theta and Phi are collapsed. One iteration is
 
 1. a collapsed Gibbs sweep over every token: the collapsed LDA term times the augmented
    likelihood of the candidate ``zbar_d`` (paper 001, eq. 13 with ``zbar_d`` in place of
-   ``x_i``; :func:`regbayes.algorithms.lda_kernels.gibbs_medlda_sweep`, numba);
+   ``x_i``; :func:`regbayes.algorithms.medlda_gibbs_kernels.gibbs_medlda_sweep`, numba);
 2. ``lambda_dm^{-1} | Z, eta`` inverse Gaussian, then ``eta_m | Z, lambda`` Gaussian for each
-   binary classifier m (paper 001, eqs. 17-18; :func:`regbayes.algorithms.gibbs_svm.binary_sweep`).
+   binary classifier m (paper 001, eqs. 17-18;
+   :func:`regbayes.algorithms.medlda_gibbs_kernels.gibbs_classifier_update`, numba: the
+   update of :func:`regbayes.algorithms.gibbs_svm.binary_sweep` for the M classifiers in
+   one pass over the documents' nonzero topics).
 
 Several classes: one binary classifier per class sharing the topics (the multi-task
 formulation); the Crammer–Singer hinge has no data augmentation. Several labels per
@@ -20,9 +23,9 @@ document (a label-indicator matrix): the same, one binary classifier per label, 
 (:func:`regbayes.inference.sample`) for given features: one binary classifier per column
 of a +-1 label matrix (MedLDA's ``refit_classifier`` for several labels).
 
-The classifier update sees its documents padded with zero rows to a few fixed sizes
-(:func:`bucket`): zero rows change neither eq. 17 nor eq. 18, and a new corpus size then
-rarely compiles a new program.
+:func:`bucket` and :func:`pad_rows` serve the JAX classifier updates of the other MedLDA
+algorithms: zero rows change neither eq. 17 nor eq. 18, and a new corpus size then rarely
+compiles a new program.
 """
 from __future__ import annotations
 
@@ -36,10 +39,9 @@ import numpy as np
 from ..potentials import weight_norm_bound
 from ..potentials.linear_svm import SVMData, value_and_subgrad
 from ..potentials.topics import collapsed_topic_word
-from ..precision import enable_x64
-from ..rng import KEY_IMPL
 from ..samplers.base import SamplingAlgorithm, StepInfo
 from . import lda_kernels as kern
+from . import medlda_gibbs_kernels as gk
 from .gibbs_svm import GibbsSVMState, binary_sweep
 
 
@@ -59,17 +61,6 @@ def pad_rows(a, n, value=0):
         return a
     pad = np.full((n - a.shape[0], *a.shape[1:]), value, dtype=a.dtype)
     return np.concatenate([a, pad])
-
-
-@jax.jit
-def gibbs_classifier_update(seed, eta, zbar, y_sign, C, margin, prior_scale):
-    """lambda | Z, eta then eta | Z, lambda for each binary classifier (rows of ``eta`` (M, K),
-    columns of ``y_sign`` (D, M)): paper 001 eqs. 17-18 via :func:`binary_sweep`, with the key
-    of the integer ``seed``. Returns ``(eta, inv_omega (D, M))``. Run it in float64."""
-    keys = jax.random.split(jax.random.key(seed, impl=KEY_IMPL), eta.shape[0])
-    sweep = jax.vmap(binary_sweep, in_axes=(0, 0, None, 1, None, None, None))
-    eta, inv_omega = sweep(keys, eta, zbar, y_sign, C, margin, prior_scale)
-    return eta, inv_omega.T
 
 
 @functools.lru_cache(maxsize=None)
@@ -100,7 +91,7 @@ def label_columns_gibbs() -> SamplingAlgorithm:
 class GibbsMedLDAData(NamedTuple):
     """The corpus as flat tokens (document ``d`` owns ``words[doc_ptr[d]:doc_ptr[d+1]]``), the
     labels as ``y_sign`` (D, M) +-1 (one column per binary classifier), the priors and the
-    hinge's constants; ``y_sign_padded`` and ``constants`` are their float64 JAX forms."""
+    hinge's constants."""
 
     doc_ptr: np.ndarray
     words: np.ndarray
@@ -113,9 +104,6 @@ class GibbsMedLDAData(NamedTuple):
     C: float
     margin: float
     prior_scale: float
-    rows: int
-    y_sign_padded: jnp.ndarray
-    constants: tuple
 
 
 class GibbsMedLDAState(NamedTuple):
@@ -140,13 +128,9 @@ class GibbsMedLDAInfo(NamedTuple):
 
 def make_data(doc_ptr, words, y_sign, *, n_topics, n_words, alpha, beta, C, margin, prior_scale):
     """:class:`GibbsMedLDAData` of a corpus (empty documents removed beforehand)."""
-    rows = bucket(y_sign.shape[0])
-    with enable_x64():
-        y_sign_padded = jnp.asarray(pad_rows(np.asarray(y_sign, np.float64), rows))
-        constants = tuple(jnp.asarray(v, jnp.float64) for v in (C, margin, prior_scale))
     return GibbsMedLDAData(doc_ptr, words, np.diff(doc_ptr).astype(np.float64), np.asarray(y_sign, np.float64),
                            int(n_topics), int(n_words), float(alpha), float(beta), float(C), float(margin),
-                           float(prior_scale), rows, y_sign_padded, constants)
+                           float(prior_scale))
 
 
 def init(seed, data: GibbsMedLDAData) -> GibbsMedLDAState:
@@ -160,16 +144,12 @@ def init(seed, data: GibbsMedLDAData) -> GibbsMedLDAState:
 
 def step(seed, state: GibbsMedLDAState, data: GibbsMedLDAData):
     """One iteration (module docstring): the token sweep, then lambda and eta."""
-    z, ndk, nwk, nk = kern.gibbs_medlda_sweep(
+    z, ndk, nwk, nk = gk.gibbs_medlda_sweep(
         data.doc_ptr, data.words, state.z, state.ndk, state.nwk, state.nk, state.eta, data.y_sign,
         state.inv_omega, data.alpha, data.beta, data.C, data.margin, seed,
     )
-    zbar = pad_rows(ndk / data.lengths[:, None], data.rows)
-    with enable_x64():
-        eta, inv_omega = gibbs_classifier_update(seed, state.eta, zbar, data.y_sign_padded, *data.constants)
-        # copies: the sweep is compiled for writable arrays (read-only ones are another type)
-        eta = np.array(eta)
-        inv_omega = np.array(np.asarray(inv_omega)[: data.y_sign.shape[0]])
+    eta, inv_omega = gk.gibbs_classifier_update(seed, state.eta, ndk, data.lengths, data.y_sign, data.C, data.margin,
+                                                data.prior_scale)
     n_docs = state.n_docs + data.y_sign.shape[0]
     n_tokens = state.n_tokens + data.words.shape[0]
     return GibbsMedLDAState(z, ndk, nwk, nk, eta, inv_omega, n_docs, n_tokens), GibbsMedLDAInfo(n_docs, n_tokens)
@@ -181,14 +161,13 @@ def topic_word(state: GibbsMedLDAState, data: GibbsMedLDAData):
 
 
 def compile_kernels(state: GibbsMedLDAState, data: GibbsMedLDAData):
-    """Compile the classifier update and load (or compile) the numba sweep on one document."""
+    """Load (or compile) the numba sweep and classifier update, on the first document."""
     n_first = int(data.doc_ptr[1])
-    kern.gibbs_medlda_sweep(data.doc_ptr[:2], data.words[:n_first], state.z[:n_first], state.ndk[:1], state.nwk,
-                            state.nk, state.eta, data.y_sign[:1], state.inv_omega[:1], data.alpha, data.beta, data.C,
-                            data.margin, 0)
-    with enable_x64():
-        zbar = np.zeros((data.rows, data.n_topics))
-        jax.block_until_ready(gibbs_classifier_update(0, state.eta, zbar, data.y_sign_padded, *data.constants))
+    gk.gibbs_medlda_sweep(data.doc_ptr[:2], data.words[:n_first], state.z[:n_first], state.ndk[:1], state.nwk,
+                          state.nk, state.eta, data.y_sign[:1], state.inv_omega[:1], data.alpha, data.beta, data.C,
+                          data.margin, 0)
+    gk.gibbs_classifier_update(0, state.eta, state.ndk[:1], data.lengths[:1], data.y_sign[:1], data.C, data.margin,
+                               data.prior_scale)
 
 
 def coef_divergence(eta, bound, parameter):

@@ -14,8 +14,9 @@ One iteration draws a minibatch D~ of documents (without replacement) and
    topic-word counts E[n_kw]. Each document's assignments persist between its visits and
    the sweeps start from them (Algorithm 1 leaves the start open; a fresh uniform start
    costs burn-in);
-2. moves Phi by SGRLD in the expanded-mean parameterisation
-   (:func:`regbayes.samplers.sgrld.sgrld_simplex_step`) with step ``eps_t``;
+2. moves Phi by SGRLD in the expanded-mean parameterisation with step ``eps_t``
+   (:func:`regbayes.algorithms.sgrld_topics.sgrld_topics`, numba: the step of
+   :func:`regbayes.samplers.sgrld.sgrld_simplex_step` in one pass over the K x V entries);
 3. moves eta by one SSGLD step (eq. 13, AdaGrad, :func:`regbayes.samplers.ssgld`) with the
    subgradient of eq. 21 (:func:`regbayes.potentials.build_potential` on E[zbar]): the
    minibatch estimate of eq. 7 is the full-data potential on the minibatch's E[zbar] with
@@ -55,9 +56,9 @@ from ..potentials.minibatch import rows_without_replacement
 from ..precision import enable_x64
 from ..rng import KEY_IMPL
 from ..samplers import ssgld
-from ..samplers.sgrld import sgrld_simplex_step, simplex_mean
 from . import lda_kernels as kern
 from .medlda_gibbs import bucket, coef_divergence, pad_rows
+from .sgrld_topics import sgrld_topics
 from .topic_inference import fixed_topic_sweeps, gather
 
 #: SSGLD with AdaGrad on the full-data potential of the minibatch's E[zbar] (eq. 21).
@@ -78,19 +79,11 @@ def ssgld_eta(key, eta_state, zbar, labels, C, margin, prior_scale, h, crammer_s
 
 
 @functools.partial(jax.jit, static_argnames="crammer_singer")
-def ssgrld_update(seed, theta, expected, scale, beta, eps, eta_state, zbar, labels, C, margin, prior_scale, h,
-                  crammer_singer):
-    """Algorithm 1's parameter step, with the key of the integer ``seed``: SGRLD for Phi
-    (expanded mean ``theta``) from the expected topic-word counts of the minibatch, SSGLD for
-    eta from its E[zbar]. ``C`` is already scaled by |D| / |D~|. Returns ``(theta, phi_t,
-    finite, eta_state)``: the new Phi = theta / row sums, transposed to (V, K) for the token
-    kernels, and ``finite``, False if Phi holds a NaN or an infinity. Computed here, where
-    theta already is, they spare theta a round trip to the host every iteration."""
-    k_phi, k_eta = jax.random.split(jax.random.key(seed, impl=KEY_IMPL))
-    theta = sgrld_simplex_step(k_phi, theta, expected, scale, beta, eps)
-    phi = simplex_mean(theta)
-    eta_state = ssgld_eta(k_eta, eta_state, zbar, labels, C, margin, prior_scale, h, crammer_singer)
-    return theta, phi.T, jnp.all(jnp.isfinite(phi)), eta_state
+def eta_update(seed, eta_state, zbar, labels, C, margin, prior_scale, h, crammer_singer):
+    """Algorithm 1's classifier step with the key of the integer ``seed``: SSGLD for eta from
+    the minibatch's E[zbar] (:func:`ssgld_eta`; ``C`` already scaled by |D| / |D~|)."""
+    return ssgld_eta(jax.random.key(seed, impl=KEY_IMPL), eta_state, zbar, labels, C, margin, prior_scale, h,
+                     crammer_singer)
 
 
 def initial_eta_state(n_classifiers, n_topics, crammer_singer):
@@ -144,11 +137,11 @@ class SSGRLDData(NamedTuple):
 
 class SSGRLDState(NamedTuple):
     """Topic assignments ``z`` of every token (updated in place, see :func:`step`), theta
-    (K, V) on the device, Phi transposed ``phi_t`` (V, K) for the token kernels, SSGLD's state
+    (K, V), Phi transposed ``phi_t`` (V, K) for the token kernels, SSGLD's state
     of eta and eta itself (M, K) on the host; iterations, documents and token-sweeps so far."""
 
     z: np.ndarray
-    theta: jnp.ndarray
+    theta: np.ndarray
     phi_t: np.ndarray
     eta_state: tuple
     eta: np.ndarray
@@ -192,7 +185,6 @@ def init(seed, data: SSGRLDData) -> SSGRLDState:
     phi_t = np.ascontiguousarray((theta / theta.sum(axis=1, keepdims=True)).T)
     with enable_x64():
         eta_state = initial_eta_state(data.y_sign.shape[1], K, data.crammer_singer)
-        theta = jnp.asarray(theta)
     return SSGRLDState(z, theta, phi_t, eta_state, np.zeros((data.y_sign.shape[1], K)), 0, 0, 0)
 
 
@@ -221,15 +213,12 @@ def step(seed, state: SSGRLDState, data: SSGRLDData):
     else:
         expected = kern.expected_topic_word(words_b, z_kept, data.n_topics, data.n_words)
     eps, h = float(data.topic_step(t)), float(data.classifier_step(t))
+    theta, phi_t, finite = sgrld_topics(rng, state.theta, expected, data.scale, data.beta, eps)
     zbar = pad_rows(ndk_mean / data.lengths[docs][:, None], data.rows)
     with enable_x64():
-        theta, phi_t, finite, eta_state = ssgrld_update(
-            seed, state.theta, expected, data.scale, data.beta, eps, state.eta_state, zbar,
-            pad_rows(data.labels[docs], data.rows), *data.constants, h, crammer_singer=data.crammer_singer,
-        )
-        # copies: the token kernels are compiled for writable arrays
-        phi_t, eta = np.array(phi_t), np.array(eta_state.position)
-        finite = bool(finite)
+        eta_state = eta_update(seed, state.eta_state, zbar, pad_rows(data.labels[docs], data.rows), *data.constants,
+                               h, crammer_singer=data.crammer_singer)
+        eta = np.array(eta_state.position)  # a copy: the token kernels are compiled for writable arrays
     n_docs = state.n_docs + data.batch_size
     n_tokens = state.n_tokens + words_b.shape[0] * data.n_inner_sweeps
     new = SSGRLDState(state.z, theta, phi_t, eta_state, eta, t + 1, n_docs, n_tokens)
@@ -242,17 +231,17 @@ def topic_word(state: SSGRLDState, data: SSGRLDData = None):
 
 
 def compile_kernels(state: SSGRLDState, data: SSGRLDData):
-    """Compile the parameter update and load (or compile) the numba kernels on one document."""
+    """Compile the classifier update and load (or compile) the numba kernels on one document."""
     docs = np.zeros(1, np.int64)
     doc_ptr_b, _, words_b, z_b = gather(data.doc_ptr, data.words, state.z, docs)
     _sweeps(data, docs, doc_ptr_b, words_b, z_b, state.phi_t, state.eta, 0, True)
     kern.expected_topic_word_soft(words_b, np.zeros((words_b.shape[0], data.n_topics)), data.n_words)
+    sgrld_topics(np.random.default_rng(0), state.theta, np.zeros((data.n_topics, data.n_words)), data.scale,
+                 data.beta, float(data.topic_step(0)))
     with enable_x64():
-        jax.block_until_ready(ssgrld_update(
-            0, state.theta, np.zeros((data.n_topics, data.n_words)), data.scale, data.beta,
-            float(data.topic_step(0)), state.eta_state, np.zeros((data.rows, data.n_topics)),
-            pad_rows(data.labels[:0], data.rows), *data.constants, float(data.classifier_step(0)),
-            crammer_singer=data.crammer_singer,
+        jax.block_until_ready(eta_update(
+            0, state.eta_state, np.zeros((data.rows, data.n_topics)), pad_rows(data.labels[:0], data.rows),
+            *data.constants, float(data.classifier_step(0)), crammer_singer=data.crammer_singer,
         ))
 
 

@@ -59,11 +59,31 @@ from ..samplers import defaults
 from .base import RegBayesEstimator
 from .medlda_refit import refit_classifier
 from .topic_classifier import TopicClassifierMixin, multilabel_tags
-from .topic_input import POSITIVE, TOPIC_CLASSIFIER_CONSTRAINTS, TOPIC_CONSTRAINTS, CountInputMixin, run_trace
+from .topic_input import (
+    POSITIVE, TOPIC_CLASSIFIER_CONSTRAINTS, TOPIC_CONSTRAINTS, CountInputMixin, at_least, run_trace,
+)
 
 SAMPLERS = ("ssgrld", "gibbs")
 MULTI_CLASS = ("auto", "ovr", "crammer_singer")
 _STEP = [POSITIVE, callable, None]
+#: ``n_iter="auto"`` with sampler="ssgrld": this many passes over the training documents
+#: (``ceil(AUTO_PASSES * n_docs / batch_size)`` minibatches), within ``AUTO_ITER_RANGE``.
+#: What the real corpora needed to reach Gibbs MedLDA's default accuracy (BENCHMARKS.md,
+#: "Real corpora"): 2.3 passes on wordnet-nouns (65,099 documents), where the former fixed
+#: 1000 iterations made 1.5 and ended 2 points short; 500 iterations on fortunes (11,645
+#: documents, 4.3 passes; the floor), 180-240 on the synthetic 12,000 documents.
+AUTO_PASSES = 3.0
+AUTO_ITER_RANGE = (500, 20_000)
+
+
+def auto_iterations(sampler, n_docs, batch_size):
+    """The run length ``n_iter="auto"`` stands for: Gibbs MedLDA's default sweeps, or for
+    SSGRLD :data:`AUTO_PASSES` passes over ``n_docs`` documents in minibatches of
+    ``batch_size``, clipped to :data:`AUTO_ITER_RANGE`."""
+    if sampler != "ssgrld":
+        return defaults.MEDLDA_N_ITER[sampler]
+    lo, hi = AUTO_ITER_RANGE
+    return int(min(max(int(np.ceil(AUTO_PASSES * n_docs / batch_size)), lo), hi))
 
 
 class MedLDA(ClassifierMixin, TransformerMixin, TopicClassifierMixin, CountInputMixin, RegBayesEstimator):
@@ -96,9 +116,12 @@ class MedLDA(ClassifierMixin, TransformerMixin, TopicClassifierMixin, CountInput
         "crammer_singer" is refused).
     batch_size : int, default=100
         Documents per minibatch (ssgrld).
-    n_iter : int, optional
-        Iterations: full Gibbs sweeps over the corpus (gibbs, default 100) or minibatch
-        updates (ssgrld, default 1000).
+    n_iter : int or "auto", default="auto"
+        Iterations: full Gibbs sweeps over the corpus (gibbs; "auto" is 100) or minibatch
+        updates (ssgrld; "auto" is 3 passes over the training documents,
+        ``ceil(3 n_docs / batch_size)``, at least 500 and at most 20,000: 500 up to 16,666
+        documents in minibatches of 100, 1,953 for 65,099). None is "auto". The resolved
+        value is ``n_iter_``.
     n_inner_sweeps : int, default=4
         ssgrld: Gibbs sweeps of eq. 22 over a minibatch per iteration; the last
         ``n_inner_sweeps - n_inner_burnin`` give the expected counts E[zbar], E[n_kw]
@@ -174,8 +197,8 @@ class MedLDA(ClassifierMixin, TransformerMixin, TopicClassifierMixin, CountInput
         (``refit_classifier``, ``REFIT_RUNS`` draws) or the ``n_draws`` kept with Phi.
     vectorizer_ : fitted CountVectorizer (raw-text input only).
     n_iter_, batch_size_, multi_class_, topic_step_size_, classifier_step_size_ : the
-        resolved settings: iterations run (``n_iter``'s default unless the callback stopped
-        the run), documents per iteration (all of them for gibbs), "auto" resolved, and the
+        resolved settings: iterations run (``n_iter``, "auto" resolved, unless the callback
+        stopped the run), documents per iteration (all of them for gibbs), "auto" resolved, and the
         schedules ``t -> eps_t``, ``t -> h_t`` (ssgrld; None for gibbs).
     trace_ : dict of arrays per iteration: ``iteration``, ``n_docs`` (cumulative
         documents processed), ``n_tokens`` (cumulative tokens sampled), ``wall_time``
@@ -193,6 +216,7 @@ class MedLDA(ClassifierMixin, TransformerMixin, TopicClassifierMixin, CountInput
     _parameter_constraints = {
         **TOPIC_CONSTRAINTS,
         **TOPIC_CLASSIFIER_CONSTRAINTS,
+        "n_iter": [at_least(1), StrOptions({"auto"}), None],
         "sampler": [StrOptions(set(SAMPLERS))],
         "multi_class": [StrOptions(set(MULTI_CLASS))],
         "topic_step_size": _STEP,
@@ -210,7 +234,7 @@ class MedLDA(ClassifierMixin, TransformerMixin, TopicClassifierMixin, CountInput
         sampler="ssgrld",
         multi_class="auto",
         batch_size=100,
-        n_iter=None,
+        n_iter="auto",
         n_inner_sweeps=4,
         n_inner_burnin=2,
         topic_step_size=None,
@@ -278,7 +302,8 @@ class MedLDA(ClassifierMixin, TransformerMixin, TopicClassifierMixin, CountInput
                 stacklevel=3,
             )
             batch_size = n_docs
-        n_iter = self.n_iter if self.n_iter is not None else defaults.MEDLDA_N_ITER[self.sampler]
+        auto = self.n_iter is None or isinstance(self.n_iter, str)
+        n_iter = auto_iterations(self.sampler, n_docs, batch_size) if auto else int(self.n_iter)
         # "auto": "ovr" only where the Gibbs sampler's own one-vs-rest eta predicts
         multi_class = self.multi_class
         if multi_class == "auto":
