@@ -28,6 +28,7 @@ from ..schedules import Constant, Polynomial, as_schedule
 from . import checkpoint as checkpoints
 from .adaptation import DENSE_TRANSFORM_MAX, estimate_transform
 from .checks import check_finite, warn_if_stuck
+from .step_adaptation import check_draws, check_warmup
 from .progress import progress_bar
 
 
@@ -230,6 +231,7 @@ def sample(
     checkpoint=None,
     checkpoint_every: float = 60.0,
     start: SampleResult | None = None,
+    calibrate=None,
 ) -> SampleResult:
     """Run ``kernel`` from ``initial_positions`` (shape (n_chains, *position_shape)).
 
@@ -259,6 +261,13 @@ def sample(
     takes the chunks it holds from the file and continues after them: its draws are
     those of an uninterrupted run. A checkpoint of another run raises
     :class:`~regbayes.inference.checkpoint.CheckpointError`.
+
+    With ``calibrate`` (a callable ``(T, positions) -> T'``, e.g. a
+    :class:`~regbayes.inference.step_adaptation.NoiseCalibration`), each window's transform
+    is passed through it with the chains' last positions before it is installed (per-
+    coordinate steps: :mod:`~regbayes.inference.step_adaptation`), and the run checks its
+    mixing: a warning at the end of warm-up when the two windows disagree, and one after
+    sampling when the draws' smallest bulk ESS is under 20 % of them.
 
     Raises :class:`DivergenceError` on a non-finite position or an infinite recorded
     value (potential, thermostat, ...), and warns (``RuntimeWarning``) when a chain
@@ -312,7 +321,7 @@ def sample(
         run_id = checkpoints.fingerprint(
             kernel.name, n_warmup, n_draws, thin, initial_scale, adapt_transform, n_chunks, static_thin, dense_transform_max,
             repr(schedule_fn) if schedule_fn is not None else [np.asarray(v) for v in jax.tree_util.tree_leaves(schedule_tree)],
-            np.asarray(initial_positions), t_start, *checkpoints.host_leaves(key if start is None else keys),
+            np.asarray(initial_positions), t_start, repr(calibrate), *checkpoints.host_leaves(key if start is None else keys),
             *checkpoints.host_leaves(data))
         saver = checkpoints.RunCheckpoint(checkpoint, run_id, float(checkpoint_every), (states, keys))
     bar = progress_bar(total_steps, desc or kernel.name, progress)
@@ -416,7 +425,7 @@ def sample(
             parts = [np.concatenate(parts, axis=1)[:, keep - 1 :: keep]]
         return states, keys, parts, stats_out, wall
 
-    warm_pot, warm_steps, recorded_steps, recorded_potential = [], [], [], []
+    warm_pot, warm_steps, recorded_steps, recorded_potential, estimates = [], [], [], [], []
     try:
         if adapting:
             # Two windows: the first (30% of warm-up) brings the chains to the typical set
@@ -433,7 +442,12 @@ def sample(
                 states, keys, parts, _, _ = run_phase(states, keys, (length - burn) // keep * keep, keep, True, 2)
                 warm_pot += recorded_potential
                 warm_steps += recorded_steps
-                states = install(states, estimate_transform(np.concatenate(parts, axis=1), dense))
+                window = np.concatenate(parts, axis=1)
+                estimates.append(estimate_transform(window, dense))
+                T = estimates[-1] if calibrate is None else calibrate(estimates[-1], window[:, -1])
+                states = install(states, T)
+            if calibrate is not None:
+                check_warmup(*estimates, n_warmup, kernel.name)
         rest = n_warmup - t
         if rest > 0:
             states, keys, _, _, _ = run_phase(states, keys, rest, 1, False, max(1, n_chunks // 3))
@@ -448,8 +462,11 @@ def sample(
     stats = {f: np.concatenate([p[f] for p in stats_parts], axis=1) for f in stats_parts[0]}
     if "acceptance" in stats:
         warn_if_stuck(stats["acceptance"], float(step_sizes[-1]), kernel.name)
+    positions = np.concatenate(pos_parts, axis=1)
+    if calibrate is not None:
+        check_draws(positions, thin, kernel.name)
     return SampleResult(
-        positions=np.concatenate(pos_parts, axis=1),
+        positions=positions,
         stats=stats,
         step_size=np.broadcast_to(step_sizes, (n_draws,)).copy(),
         iteration=iteration,

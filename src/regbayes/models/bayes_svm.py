@@ -29,6 +29,7 @@ from sklearn.utils.validation import check_is_fitted, validate_data
 
 from ..algorithms import gibbs_svm
 from ..inference import sample, to_inference_data
+from ..inference.step_adaptation import NoiseCalibration
 from .. import potentials
 from ..potentials import SVMData, build_potential, csr_to_padded
 from ..precision import maybe_x64
@@ -39,6 +40,8 @@ from .base import RegBayesEstimator, vote_fractions
 SAMPLERS = ("gibbs", "shmc", "ssgld", "ssgnht", "srwm")
 SCHEDULES = ("adagrad", "polynomial", "constant")
 MAX_GIBBS_FEATURES = 5000
+#: Rows on which warm-up measures the minibatch noise (a random subset of larger data sets).
+NOISE_ROWS = 20_000
 
 
 def _chain_mean(values):
@@ -259,6 +262,7 @@ class BayesianSVC(ClassifierMixin, RegBayesEstimator):
                              initial_scale=defaults.start_scale(self.sampler, sigma_ref, self.prior_scale))
         kernel = self._kernel(batch_size, preconditioner)
         shape = (dim,) if n_classes == 2 else (n_classes, dim)
+        calibration = self._calibration(X, codes, h, n_warmup, batch_size, int(np.prod(shape)))
         key = self._fit_key()
         with maybe_x64(use_x64):
             dtype = np.float64 if use_x64 else np.float32
@@ -278,7 +282,9 @@ class BayesianSVC(ClassifierMixin, RegBayesEstimator):
                 desc=f"BayesianSVC[{self.sampler}]",
                 checkpoint=self.checkpoint,
                 checkpoint_every=self.checkpoint_every,
+                calibrate=calibration,
             )
+        self.step_scale_ = None if calibration is None else calibration.scales.reshape(shape)
         self._n_train = n
         self._store(result, shape, d)
         # Gibbs runs one binary problem per class (one-vs-rest) and records their summed
@@ -286,6 +292,29 @@ class BayesianSVC(ClassifierMixin, RegBayesEstimator):
         n_problems = n_classes if (self.sampler == "gibbs" and n_classes > 2) else 1
         self._warn_if_escaped(result.potential, n_problems * n, int(np.prod(shape)))
         return self
+
+    def _calibration(self, X, codes, h, n_warmup, batch_size, n_coords):
+        """Warm-up's per-coordinate step adaptation for ssgld and ssgnht (None otherwise):
+        :class:`~regbayes.inference.step_adaptation.NoiseCalibration` with the minibatch
+        noise of the SVM potential, measured on at most ``NOISE_ROWS`` rows."""
+        if self.sampler not in ("ssgld", "ssgnht") or n_warmup < 100 or batch_size >= X.shape[0]:
+            return None
+        h_end = float(h(n_warmup)) if callable(h) else float(h)
+        step = 0.5 * h_end**2 if self.sampler == "ssgld" else h_end  # SSGLD's a; SSGNHT's h / A with A = 1
+        n = X.shape[0]
+        rows = np.sort(np.random.default_rng(0).choice(n, NOISE_ROWS, replace=False)) if n > NOISE_ROWS else slice(None)
+        Xh, labels = X[rows], codes[rows]
+        if self.fit_intercept:
+            ones = np.ones((Xh.shape[0], 1))
+            Xh = sp.hstack([Xh, ones], format="csr") if sp.issparse(Xh) else np.hstack([Xh, ones])
+        labels = 2.0 * labels - 1.0 if len(self.classes_) == 2 else labels
+        # the variance of the sum of b rows scales with the full data's N^2 / b: Var_i from the subset
+        factor = (n / Xh.shape[0]) ** 2
+
+        def noise(position, T):
+            return factor * potentials.minibatch_noise(Xh, labels, position, self.C, self.margin, batch_size, T)
+
+        return NoiseCalibration(noise, step, n_coords)
 
     def _svm_data(self, X, codes, dtype):
         """The sampler's data: inputs, labels (+1/-1 when binary, else class codes) and
