@@ -64,19 +64,36 @@ def main(argv=None):
     p.add_argument("--reference-draws", type=int, default=10000, help="Gibbs draws per chain (4 chains)")
     p.add_argument("--reference-cache", default=None, help="folder to keep the Gibbs references in")
     p.add_argument("--higgs-sizes", default="10000,100000,1000000", help="N of the default-fit ESS rows ('' for none)")
+    p.add_argument("--higgs-reference", type=int, default=10000,
+                   help="N of a HIGGS-shaped set compared to Gibbs like the real ones, with BlackJAX's SGLD step too (0: none)")
     p.add_argument("--out")
     args = p.parse_args(argv)
     start = time.perf_counter()
     results = {"environment": environment(("sklearn", "numpy", "scipy")), "datasets": {}, "higgs": {}}
     rows = []
-    for name in filter(None, args.datasets.split(",")):
-        X, y = robust_data.load(name)
+    names = list(filter(None, args.datasets.split(",")))
+    if args.higgs_reference:
+        names.append(f"higgs-like-{args.higgs_reference}")
+    for name in names:
+        if name.startswith("higgs-like-"):
+            from regbayes.datasets import make_higgs_like
+
+            X, y = make_higgs_like(int(name.rsplit("-", 1)[1]), random_state=0, dtype=np.float64)
+        else:
+            X, y = robust_data.load(name)
         ref, ref_s = reference_draws(name, X, y, args.reference_draws, args.reference_cache)
         ref_ess = min_ess_fraction(ref) * ref.shape[0] * ref.shape[1]
         entry = {"n": X.shape[0], "d": X.shape[1], "max_kurtosis": robust_data.max_kurtosis(X),
                  "reference_seconds": ref_s, "reference_min_ess": ref_ess, "samplers": {}}
-        for sampler in args.samplers.split(","):
+        samplers = args.samplers.split(",") + (["blackjax-step"] if name.startswith("higgs-like-") else [])
+        for sampler in samplers:
             est = BayesianSVC(sampler=sampler, n_draws=args.n_draws, n_chains=args.n_chains, random_state=0)
+            if sampler == "blackjax-step":  # BENCHMARKS.md's BlackJAX SGLD: constant eps = (0.5 sigma_ref)^2 / 2, thin 100
+                from regbayes.potentials import sigma_ref
+
+                ref_scale = sigma_ref(X, 1.0, 1.0)
+                est.set_params(sampler="ssgld", schedule="constant", n_warmup=0, thin=100,
+                               step_size=0.5 * ref_scale / np.sqrt(ref_scale))  # T0 = sqrt(nu sigma_ref) I
             est, seconds, warned = fit_recording(est, X, y)
             draws = posterior_draws(est)
             c = compare_to_reference(draws, ref)

@@ -262,11 +262,12 @@ def sample(
     those of an uninterrupted run. A checkpoint of another run raises
     :class:`~regbayes.inference.checkpoint.CheckpointError`.
 
-    With ``calibrate`` (a callable ``(T, positions) -> T'``, e.g. a
+    With ``calibrate`` (a callable ``(T, positions) -> (T', V')``, e.g. a
     :class:`~regbayes.inference.step_adaptation.NoiseCalibration`), each window's transform
-    is passed through it with the chains' last positions before it is installed (per-
-    coordinate steps: :mod:`~regbayes.inference.step_adaptation`), and the run checks its
-    mixing: a warning at the end of warm-up when the two windows disagree, and one after
+    is passed through it with the chains' last positions, and ``kernel.adapt(state, T', V')``
+    installs the result (per-coordinate steps and the minibatch noise ``V'`` the kernel
+    subtracts: :mod:`~regbayes.inference.step_adaptation`), and the run checks its
+    mixing: a warning at the end of warm-up when it was too short for the adapted steps, and one after
     sampling when the draws' smallest bulk ESS is under 20 % of them.
 
     Raises :class:`DivergenceError` on a non-finite position or an infinite recorded
@@ -304,8 +305,10 @@ def sample(
     dense = n_coords <= dense_transform_max
     dtype = initial_positions.dtype
 
-    def install(states, T):
-        return jax.vmap(kernel.adapt, in_axes=(0, None))(states, jnp.asarray(T, dtype))
+    def install(states, T, noise=None):
+        if noise is None:
+            return jax.vmap(kernel.adapt, in_axes=(0, None))(states, jnp.asarray(T, dtype))
+        return jax.vmap(kernel.adapt, in_axes=(0, None, None))(states, jnp.asarray(T, dtype), jnp.asarray(noise, dtype))
 
     adapting = kernel.adapt is not None and adapt_transform and n_warmup >= 100
     if kernel.adapt is not None and start is None:
@@ -425,7 +428,7 @@ def sample(
             parts = [np.concatenate(parts, axis=1)[:, keep - 1 :: keep]]
         return states, keys, parts, stats_out, wall
 
-    warm_pot, warm_steps, recorded_steps, recorded_potential, estimates = [], [], [], [], []
+    warm_pot, warm_steps, recorded_steps, recorded_potential = [], [], [], []
     try:
         if adapting:
             # Two windows: the first (30% of warm-up) brings the chains to the typical set
@@ -443,11 +446,12 @@ def sample(
                 warm_pot += recorded_potential
                 warm_steps += recorded_steps
                 window = np.concatenate(parts, axis=1)
-                estimates.append(estimate_transform(window, dense))
-                T = estimates[-1] if calibrate is None else calibrate(estimates[-1], window[:, -1])
-                states = install(states, T)
-            if calibrate is not None:
-                check_warmup(*estimates, n_warmup, kernel.name)
+                T, noise = estimate_transform(window, dense), None
+                if calibrate is not None:
+                    T, noise = calibrate(T, window[:, -1])
+                states = install(states, T, noise)
+            if hasattr(calibrate, "relaxation_steps"):
+                check_warmup(calibrate, n_warmup, kernel.name)
         rest = n_warmup - t
         if rest > 0:
             states, keys, _, _, _ = run_phase(states, keys, rest, 1, False, max(1, n_chunks // 3))

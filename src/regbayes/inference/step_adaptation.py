@@ -11,24 +11,34 @@ DAAG's spam7 at N = 4,601, where ``N / batch_size`` is 46): the thermostat then 
 quiet coordinates (posterior sd 0.5x the exact one) and heats the noisy ones (1.8x), and
 SSGLD's noisy coordinates come out 1.1-1.6x too wide (CHANGELOG.md, 2026-11-27).
 
-**The rule.** After each warm-up window the driver calls a calibration (built here by
-:func:`noise_calibration`) with the window's transform ``T`` and the chains' last
-positions; it measures ``V_j`` there and rescales the columns of ``T`` by
+**The rule.** After each warm-up window the driver calls a calibration (a
+:class:`NoiseCalibration`) with the window's transform ``T`` and the chains' last
+positions. It measures ``V_j`` there (averaged over the chains) and
 
-    s_j = min(1, sqrt(NOISE_TOLERANCE / excess_j)),   excess_j = step V_j / 2,
+1. rescales the columns of ``T`` by ``s_j = min(1, sqrt(x / V_j))``, with ``x`` the noise
+   variance at which the gradient noise supplies ``NOISE_FRACTION`` of a step's diffusion
+   (``a x / 2 = NOISE_FRACTION`` for SSGLD, with AdaGrad's ``a = a0 / sqrt(1 + x)``;
+   ``h x / 2 = NOISE_FRACTION A`` for SSGNHT). Running in ``u' = u / s`` is the same
+   sampler with the constant diagonal preconditioner ``s^2`` (exact in the small-step
+   limit, no correction term);
+2. hands the kernel ``V'_j = s_j^2 V_j``, the noise in the new coordinates, which it
+   subtracts from the noise it injects (``noise_correction`` of
+   :func:`~regbayes.samplers.ssgld` and :func:`~regbayes.samplers.ssgnht`), so that every
+   coordinate's total diffusion is the one the dynamics need.
 
-where ``step`` is SSGLD's ``a`` or SSGNHT's ``h / A``. Running in ``u' = u / s`` is the same
-sampler with the constant diagonal preconditioner ``s^2`` (a per-coordinate step
-``a s_j^2``, or ``h`` with frequency ``s_j``), exact in the small-step limit with no
-correction term; every coordinate's excess is then at most ``NOISE_TOLERANCE``. The price
-is mixing: a coordinate with step ``a s_j^2`` needs about ``2 / (a s_j^2)`` steps per
-independent draw, ``2 / (h s_j^2)`` for SSGNHT. For ``V ~ N / batch_size`` that is of
-order ``N / batch_size`` steps, a pass over the data per draw: at N = 10^6 no thinning
-the defaults can afford gives independent draws, and :func:`check_draws` says so.
+The price is mixing: a noisy coordinate's step becomes ``2 NOISE_FRACTION / V_j`` (in
+posterior-sd units), so it needs about ``V_j / NOISE_FRACTION`` steps per independent
+draw. For ``V ~ N / batch_size`` that is of the order of a pass over the data per draw:
+at N = 10^6 no thinning the defaults can afford gives independent draws, and
+:func:`check_draws` says so.
 
-**The checks.** :func:`check_warmup` compares the two windows' transforms: when the
-second window's covariance differs from the first's by more than ``TRANSFORM_RATIO`` along
-some direction, the chains were still moving to the posterior and warm-up was too short.
+**The checks.** :func:`check_warmup` predicts each coordinate's relaxation time from the
+adapted steps (about ``1 / a_j`` steps for SSGLD, ``1 / (h s_j^2)`` for SSGNHT when the
+thermostat over-damps it) and warns when warm-up's steps after its first window are fewer
+than ``WARMUP_RELAXATIONS`` of the slowest: the chains had no time to forget their start
+(the remedy names the n_warmup that gives them that time). A test on the draws of a window
+cannot tell a chain still travelling from one that mixes slowly: at the defaults the
+slowest direction of a window holds 2-8 effective draws on these data.
 :func:`check_draws` computes the bulk ESS of the draws (:func:`ess_bulk`, ArviZ's
 rank-normalised split-chain estimator in NumPy: the fit does not import ArviZ) and warns
 below ``MIN_ESS_FRACTION`` of the draws, with the thinning that would reach it.
@@ -40,13 +50,13 @@ import warnings
 
 import numpy as np
 
-#: Largest relative excess of a coordinate's stationary variance that the adapted steps
-#: allow (``a V_j / 2`` for SSGLD, ``h V_j / (2 A)`` for SSGNHT).
-NOISE_TOLERANCE = 0.1
+#: The share of a step's diffusion that the minibatch noise may supply on any coordinate
+#: (the kernel injects the rest).
+NOISE_FRACTION = 0.5
 
-#: Warm-up has not converged when the covariance of the second window's draws differs
-#: from the first window's by more than this factor along some direction.
-TRANSFORM_RATIO = 10.0
+#: Warm-up is too short when the steps after its first window are fewer than this many
+#: relaxation times of the slowest coordinate (e^-3: 5 % of an initial offset left).
+WARMUP_RELAXATIONS = 3.0
 
 #: A fit warns when its smallest bulk ESS is below this fraction of its draws.
 MIN_ESS_FRACTION = 0.2
@@ -57,10 +67,24 @@ class MixingWarning(UserWarning):
     correlated; the message says what to change."""
 
 
-def column_scales(noise_variance, step) -> np.ndarray:
-    """``s_j = min(1, sqrt(NOISE_TOLERANCE / (step V_j / 2)))`` (module docstring)."""
-    excess = 0.5 * float(step) * np.asarray(noise_variance, np.float64)
-    return np.sqrt(np.minimum(1.0, NOISE_TOLERANCE / np.maximum(excess, 1e-300)))
+def noise_allowance(kind: str, step: float) -> float:
+    """``x``: the whitened noise variance per coordinate at which the minibatch noise
+    supplies ``NOISE_FRACTION`` of a step's diffusion (module docstring). ``kind`` is
+    "langevin" (``step`` = ``a``), "adagrad" (``a0``; AdaGrad divides it by the
+    subgradient's RMS, about ``sqrt(1 + x)`` in whitened coordinates) or "thermostat"
+    (``step`` = ``h / A``)."""
+    c, step = NOISE_FRACTION, float(step)
+    if kind == "adagrad":  # a0 x / (2 sqrt(1 + x)) = c
+        return 2.0 * c / step**2 * (c + math.sqrt(c * c + step * step))
+    if kind in ("langevin", "thermostat"):
+        return 2.0 * c / step
+    raise ValueError(f"unknown kind {kind!r}")
+
+
+def column_scales(noise_variance, allowance: float) -> np.ndarray:
+    """``s_j = min(1, sqrt(allowance / V_j))``."""
+    V = np.asarray(noise_variance, np.float64)
+    return np.sqrt(np.minimum(1.0, allowance / np.maximum(V, 1e-300)))
 
 
 def scale_columns(T, scales):
@@ -70,61 +94,65 @@ def scale_columns(T, scales):
 
 
 class NoiseCalibration:
-    """The driver's ``calibrate(T, positions) -> T'`` for a minibatch sampler.
+    """The driver's ``calibrate(T, positions) -> (T', V')`` for a minibatch sampler.
 
     ``noise(position, T)`` returns the per-coordinate variance of the whitened minibatch
     subgradient at one position (e.g. :func:`regbayes.potentials.linear_svm.minibatch_noise`);
-    the variance is averaged over the chains' positions. ``step`` is ``a`` (SSGLD) or
-    ``h / A`` (SSGNHT). ``scales`` holds the last scales computed (ones before any).
-    Deterministic (no random numbers): a run resumed from a checkpoint recomputes the same
-    scales from the same warm-up draws.
+    it is averaged over the chains' positions. ``kind`` and ``step`` as in
+    :func:`noise_allowance`. ``scales`` holds the last column scales (ones before any) and
+    ``noise_variance`` the last ``V'``. Deterministic (no random numbers): a run resumed
+    from a checkpoint recomputes the same values from the same warm-up draws.
     """
 
-    def __init__(self, noise, step: float, n_coords: int):
+    def __init__(self, noise, kind: str, step: float, n_coords: int):
         self.noise = noise
+        self.kind = kind
         self.step = float(step)
+        self.allowance = noise_allowance(kind, step)
         self.scales = np.ones(n_coords)
+        self.noise_variance = np.zeros(n_coords)
 
     def __call__(self, T, positions):
         T = np.asarray(T, np.float64)
         V = np.mean([self.noise(p, T) for p in np.asarray(positions, np.float64)], axis=0)
-        self.scales = column_scales(V, self.step)
-        return scale_columns(T, self.scales)
+        self.scales = column_scales(V, self.allowance)
+        self.noise_variance = self.scales**2 * V
+        return scale_columns(T, self.scales), self.noise_variance
+
+    def relaxation_steps(self) -> np.ndarray:
+        """Predicted steps for coordinate ``j`` to forget an offset by a factor e, in the
+        adapted coordinates (unit curvature in the whitened ones): ``1 / a_j`` for SSGLD
+        with the effective step ``a_j = a s_j^2`` (AdaGrad: ``/ sqrt(1 + V'_j)``); for
+        SSGNHT, frequency ``s_j`` under friction ``A = 1``, ``max(2, 1 / s_j^2) / h``."""
+        s2 = self.scales**2
+        if self.kind == "thermostat":
+            return np.maximum(2.0, 1.0 / s2) / self.step
+        a = self.step * s2
+        if self.kind == "adagrad":
+            a = a / np.sqrt(1.0 + self.noise_variance)
+        return 1.0 / a
 
     def __repr__(self):  # part of the driver's checkpoint fingerprint
-        return f"NoiseCalibration(step={self.step!r}, tolerance={NOISE_TOLERANCE!r})"
+        return f"NoiseCalibration({self.kind!r}, step={self.step!r}, fraction={NOISE_FRACTION!r})"
 
 
-def _covariance(T):
-    T = np.asarray(T, np.float64)
-    return np.diag(T**2) if T.ndim == 1 else T @ T.T
-
-
-def transform_ratio(T_first, T_second) -> float:
-    """The largest factor by which the covariances ``T T^T`` of the two windows differ
-    along some direction (>= 1)."""
-    a, b = _covariance(T_first), _covariance(T_second)
-    L = np.linalg.cholesky(a + 1e-12 * np.trace(a) / len(a) * np.eye(len(a)))
-    Linv = np.linalg.inv(L)
-    ev = np.linalg.eigvalsh(Linv @ b @ Linv.T)
-    ev = ev[ev > 0]
-    return float(max(ev.max(), 1.0 / ev.min())) if len(ev) else math.inf
-
-
-def check_warmup(T_first, T_second, n_warmup: int, name: str) -> float:
-    """Warn (:class:`MixingWarning`) when the two adaptation windows disagree by more than
-    ``TRANSFORM_RATIO`` (module docstring); returns the ratio."""
-    ratio = transform_ratio(T_first, T_second)
-    if ratio > TRANSFORM_RATIO:
+def check_warmup(calibration: NoiseCalibration, n_warmup: int, name: str) -> float:
+    """Warn (:class:`MixingWarning`) when the warm-up steps after the first calibration
+    (70 % of them) are fewer than ``WARMUP_RELAXATIONS`` times the slowest coordinate's
+    relaxation time (:meth:`NoiseCalibration.relaxation_steps`); returns that time."""
+    tau = float(np.max(calibration.relaxation_steps()))
+    if 0.7 * n_warmup < WARMUP_RELAXATIONS * tau:
+        need = math.ceil(WARMUP_RELAXATIONS * tau / 0.7 / 100) * 100
         warnings.warn(
-            f"{name}: at the end of warm-up the chains were not yet mixing: the posterior scale "
-            f"estimated in the second adaptation window differs from the first's by a factor of "
-            f"{ratio:.3g} along some direction (more than {TRANSFORM_RATIO:g}). Increase n_warmup to "
-            f"{4 * n_warmup} or more.",
+            f"{name}: at the end of warm-up the chains were not yet mixing: with the steps that the "
+            f"minibatch noise allows, the slowest coordinate relaxes over about {tau:.0f} steps, and the "
+            f"{int(0.7 * n_warmup)} warm-up steps after the first adaptation window are fewer than "
+            f"{WARMUP_RELAXATIONS:g} of those. Increase n_warmup to {need} or more (or batch_size, "
+            f"which lowers the noise).",
             MixingWarning,
             stacklevel=3,
         )
-    return ratio
+    return tau
 
 
 def _autocovariance(x):

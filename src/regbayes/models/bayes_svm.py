@@ -221,7 +221,7 @@ class BayesianSVC(ClassifierMixin, RegBayesEstimator):
             return shmc(build_potential(None), self.n_leapfrog, True)
         potential = build_potential(batch_size)
         if self.sampler == "ssgld":
-            return ssgld(potential, preconditioner)
+            return ssgld(potential, preconditioner, noise_correction=self.noise_correction_)
         if self.sampler == "ssgnht":
             # Without warm-up the chain starts at rest (r_0 = 0) instead of eq. 14's
             # r_0 ~ N(0, I): from eta = 0, far from the posterior, r_0 is a random kick that
@@ -230,7 +230,7 @@ class BayesianSVC(ClassifierMixin, RegBayesEstimator):
             # posterior-mean error (benchmarks/ssgnht_start.py; CHANGELOG.md). With warm-up
             # the start is forgotten before the first draw, and eq. 14's is kept.
             start = "zero" if self.n_warmup_ == 0 else "normal"
-            return ssgnht(potential, initial_momentum=start)
+            return ssgnht(potential, initial_momentum=start, noise_correction=self.noise_correction_)
         return srwm(potential)
 
     # ------------------------------------------------------------------ fit
@@ -260,9 +260,10 @@ class BayesianSVC(ClassifierMixin, RegBayesEstimator):
         self._store_settings(n_warmup=n_warmup, thin=thin, batch_size=batch_size, step_size=h,
                              preconditioner=preconditioner,
                              initial_scale=defaults.start_scale(self.sampler, sigma_ref, self.prior_scale))
-        kernel = self._kernel(batch_size, preconditioner)
         shape = (dim,) if n_classes == 2 else (n_classes, dim)
         calibration = self._calibration(X, codes, h, n_warmup, batch_size, int(np.prod(shape)))
+        self.noise_correction_ = calibration is not None
+        kernel = self._kernel(batch_size, preconditioner)
         key = self._fit_key()
         with maybe_x64(use_x64):
             dtype = np.float64 if use_x64 else np.float32
@@ -300,7 +301,10 @@ class BayesianSVC(ClassifierMixin, RegBayesEstimator):
         if self.sampler not in ("ssgld", "ssgnht") or n_warmup < 100 or batch_size >= X.shape[0]:
             return None
         h_end = float(h(n_warmup)) if callable(h) else float(h)
-        step = 0.5 * h_end**2 if self.sampler == "ssgld" else h_end  # SSGLD's a; SSGNHT's h / A with A = 1
+        if self.sampler == "ssgnht":
+            kind, step = "thermostat", h_end  # h / A with A = 1
+        else:
+            kind, step = ("adagrad" if self.preconditioner_ == "adagrad" else "langevin"), 0.5 * h_end**2
         n = X.shape[0]
         rows = np.sort(np.random.default_rng(0).choice(n, NOISE_ROWS, replace=False)) if n > NOISE_ROWS else slice(None)
         Xh, labels = X[rows], codes[rows]
@@ -314,7 +318,7 @@ class BayesianSVC(ClassifierMixin, RegBayesEstimator):
         def noise(position, T):
             return factor * potentials.minibatch_noise(Xh, labels, position, self.C, self.margin, batch_size, T)
 
-        return NoiseCalibration(noise, step, n_coords)
+        return NoiseCalibration(noise, kind, step, n_coords)
 
     def _svm_data(self, X, codes, dtype):
         """The sampler's data: inputs, labels (+1/-1 when binary, else class codes) and
