@@ -127,6 +127,20 @@ class BayesianSVC(ClassifierMixin, RegBayesEstimator):
     trace_ : dict
         Iteration, wall time, potential and step size per kept draw; compile and sampling
         seconds.
+    step_scale_ : ndarray shaped like ``coef_`` with the intercept, or None
+        ssgld and ssgnht with warm-up (and minibatches smaller than the data): the factors
+        ``s_j <= 1`` by which warm-up scaled each whitened coordinate's step so that the
+        minibatch noise supplies at most half of its diffusion; ``noise_correction_`` is
+        then True and the kernel injects the rest
+        (:mod:`regbayes.inference.step_adaptation`). None for the other samplers.
+
+    Warns :class:`~regbayes.inference.step_adaptation.MixingWarning` (ssgld, ssgnht) when
+    warm-up was too short for the adapted steps (with the ``n_warmup`` that would do) and
+    when the draws' smallest bulk ESS is under 20 % of them (with the ``thin`` that would
+    do). The minibatch noise limits the steps: where it is large (N much larger than
+    ``batch_size``, rare large feature values) an independent draw takes about
+    ``V / 0.5`` steps for a coordinate with whitened noise variance ``V``, and the defaults'
+    thinning then gives correlated draws; the exact ``sampler="gibbs"`` may be cheaper.
     """
 
     _unsaved_attributes = {"_idata": None}  # rebuilt from _sample_result by idata_
@@ -221,7 +235,7 @@ class BayesianSVC(ClassifierMixin, RegBayesEstimator):
             return shmc(build_potential(None), self.n_leapfrog, True)
         potential = build_potential(batch_size)
         if self.sampler == "ssgld":
-            return ssgld(potential, preconditioner, noise_correction=self.noise_correction_)
+            return ssgld(potential, preconditioner, noise_correction=getattr(self, "noise_correction_", False))
         if self.sampler == "ssgnht":
             # Without warm-up the chain starts at rest (r_0 = 0) instead of eq. 14's
             # r_0 ~ N(0, I): from eta = 0, far from the posterior, r_0 is a random kick that
@@ -230,7 +244,7 @@ class BayesianSVC(ClassifierMixin, RegBayesEstimator):
             # posterior-mean error (benchmarks/ssgnht_start.py; CHANGELOG.md). With warm-up
             # the start is forgotten before the first draw, and eq. 14's is kept.
             start = "zero" if self.n_warmup_ == 0 else "normal"
-            return ssgnht(potential, initial_momentum=start, noise_correction=self.noise_correction_)
+            return ssgnht(potential, initial_momentum=start, noise_correction=getattr(self, "noise_correction_", False))
         return srwm(potential)
 
     # ------------------------------------------------------------------ fit
