@@ -70,12 +70,12 @@ def test_noise_allowance_and_column_scales():
 def test_calibration_scales_the_noisy_columns_and_is_deterministic():
     V = np.array([1.0, 100.0, 10_000.0])
     calibration = sa.NoiseCalibration(lambda p, T: V * (1 + 0 * p.sum()), "thermostat", 0.02, 3)
-    T, noise = calibration(np.eye(3), np.zeros((2, 3)))
+    T, noise = calibration(np.eye(3), np.zeros((2, 4, 3)))
     x = sa.noise_allowance("thermostat", 0.02)  # 50
     np.testing.assert_allclose(np.diag(T) ** 2, np.minimum(1, x / V))
     np.testing.assert_allclose(noise, np.minimum(V, x))  # the noise in the new coordinates, at most x
     np.testing.assert_allclose(calibration.relaxation_steps(), [100.0, 100.0, 10_000.0])  # max(2, 1/s^2) / h
-    T2, noise2 = calibration(np.eye(3), np.zeros((2, 3)))
+    T2, noise2 = calibration(np.eye(3), np.zeros((2, 4, 3)))
     assert np.array_equal(T, T2) and np.array_equal(noise, noise2)
 
 

@@ -262,9 +262,9 @@ def sample(
     those of an uninterrupted run. A checkpoint of another run raises
     :class:`~regbayes.inference.checkpoint.CheckpointError`.
 
-    With ``calibrate`` (a callable ``(T, positions) -> (T', V')``, e.g. a
+    With ``calibrate`` (a callable ``(T, window) -> (T', V')``, e.g. a
     :class:`~regbayes.inference.step_adaptation.NoiseCalibration`), each window's transform
-    is passed through it with the chains' last positions, and ``kernel.adapt(state, T', V')``
+    is passed through it with the window's draws (chain, draw, ...), and ``kernel.adapt(state, T', V')``
     installs the result (per-coordinate steps and the minibatch noise ``V'`` the kernel
     subtracts: :mod:`~regbayes.inference.step_adaptation`), and the run checks its
     mixing: a warning at the end of warm-up when it was too short for the adapted steps, and one after
@@ -448,7 +448,7 @@ def sample(
                 window = np.concatenate(parts, axis=1)
                 T, noise = estimate_transform(window, dense), None
                 if calibrate is not None:
-                    T, noise = calibrate(T, window[:, -1])
+                    T, noise = calibrate(T, window)
                 states = install(states, T, noise)
             if hasattr(calibrate, "relaxation_steps"):
                 check_warmup(calibrate, n_warmup, kernel.name)

@@ -332,7 +332,10 @@ class BayesianSVC(ClassifierMixin, RegBayesEstimator):
         def noise(position, T):
             return factor * potentials.minibatch_noise(Xh, labels, position, self.C, self.margin, batch_size, T)
 
-        return NoiseCalibration(noise, kind, step, n_coords)
+        def gradient(position):
+            return potentials.full_subgradient(Xh, labels, position, self.C, self.margin, self.prior_scale, n / Xh.shape[0])
+
+        return NoiseCalibration(noise, kind, step, n_coords, gradient)
 
     def _svm_data(self, X, codes, dtype):
         """The sampler's data: inputs, labels (+1/-1 when binary, else class codes) and

@@ -179,3 +179,25 @@ def minibatch_noise(X, y, eta, C, margin, batch_size, T) -> np.ndarray:
     for k, c in cols:
         G[:, k * width:(k + 1) * width] = c[:, None] * dense
     return n**2 / batch_size * np.var(G @ T, axis=0)
+
+
+def full_subgradient(X, y, eta, C, margin, prior_scale, scale=1.0) -> np.ndarray:
+    """``dU(eta)`` on the host (NumPy), flattened: ``scale`` times the rows' hinge
+    subgradients (``scale = N / n`` when ``X`` holds n of the N rows) plus the prior's
+    ``eta / nu^2``. ``X``, ``y`` as in :func:`minibatch_noise`."""
+    eta = np.asarray(eta, np.float64)
+    scores = np.asarray(X @ (eta if eta.ndim == 1 else eta.T))
+    if eta.ndim == 1:
+        coef = np.where(margin - y * scores > 0, -C * y, 0.0)
+        grad = np.asarray(X.T @ coef).ravel()
+    else:
+        rows = np.arange(X.shape[0])
+        other = scores.copy()
+        other[rows, y] = -np.inf
+        star = np.argmax(other, axis=1)
+        active = margin + other[rows, star] - scores[rows, y] > 0
+        coef = np.zeros(scores.shape)
+        coef[rows, star] = C * active
+        coef[rows, y] -= C * active
+        grad = np.asarray(X.T @ coef).T
+    return (scale * grad + eta / prior_scale**2).ravel()
