@@ -125,10 +125,14 @@ def test_without_noise_the_corrected_kernel_takes_the_plain_steps():
     X = rng.normal(size=(100, 3)).astype(np.float32)
     data = SVMData(jnp.asarray(X), jnp.asarray(np.sign(X[:, 0])), jnp.float32(1), jnp.float32(1), jnp.float32(1))
     for make in (lambda c: ssgld(potential, "adagrad", noise_correction=c), lambda c: ssgnht(potential, noise_correction=c)):
-        states = [make(c).init(jax.random.key(0), jnp.zeros(3), data) for c in (False, True)]
-        for _ in range(5):
-            states = [make(c).step(jax.random.key(2), s, data, 0.1)[0] for c, s in zip((False, True), states)]
-        np.testing.assert_array_equal(states[0].position, states[1].position)
+        ends = []
+        for corrected in (False, True):
+            kernel = make(corrected)
+            state = kernel.init(jax.random.key(0), jnp.zeros(3), data)
+            state, _ = jax.lax.scan(lambda st, k: (kernel.step(k, st, data, 0.1)[0], None), state,
+                                    jax.random.split(jax.random.key(2), 5))
+            ends.append(state.position)
+        np.testing.assert_array_equal(*ends)
 
 
 def test_a_short_warm_up_warns_with_the_n_warmup_that_would_do():
@@ -168,7 +172,7 @@ def test_correlated_draws_warn_with_the_thinning_that_would_do_and_independent_o
         assert sa.check_draws(ar, 10, "k") < 0.2
 
 
-@pytest.mark.parametrize("stop_after", [1, 3, 6])
+@pytest.mark.parametrize("stop_after", [2, 6])
 def test_a_calibrated_run_resumes_from_its_checkpoint_to_the_same_draws(tmp_path, monkeypatch, stop_after):
     rng = np.random.default_rng(0)
     X = rng.standard_t(3, size=(200, 3)).astype(np.float32)
