@@ -6,17 +6,20 @@
   mean-field loops), with ``tol`` until converged.
 
 Both own progress, timing (compile time apart), traces, divergence detection
-(:class:`DivergenceError`); :func:`to_inference_data` converts draws for ArviZ.
+(:class:`DivergenceError`), and mixing checks (:class:`MixingWarning`); :func:`to_inference_data`
+converts draws for ArviZ.
 """
 from .arviz_io import diagnostics, to_inference_data
 from .driver import SampleResult, sample
 from .errors import DivergenceError
 from .host import Algorithm, RunResult, run
 from .progress import progress_bar
+from .step_adaptation import MixingWarning
 
 __all__ = [
     "Algorithm",
     "DivergenceError",
+    "MixingWarning",
     "RunResult",
     "SampleResult",
     "diagnostics",

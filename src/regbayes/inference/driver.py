@@ -28,6 +28,7 @@ from ..schedules import Constant, Polynomial, as_schedule
 from . import checkpoint as checkpoints
 from .adaptation import DENSE_TRANSFORM_MAX, estimate_transform
 from .checks import check_finite, warn_if_stuck
+from .step_adaptation import check_draws, check_warmup
 from .progress import progress_bar
 
 
@@ -230,6 +231,7 @@ def sample(
     checkpoint=None,
     checkpoint_every: float = 60.0,
     start: SampleResult | None = None,
+    calibrate=None,
 ) -> SampleResult:
     """Run ``kernel`` from ``initial_positions`` (shape (n_chains, *position_shape)).
 
@@ -259,6 +261,14 @@ def sample(
     takes the chunks it holds from the file and continues after them: its draws are
     those of an uninterrupted run. A checkpoint of another run raises
     :class:`~regbayes.inference.checkpoint.CheckpointError`.
+
+    With ``calibrate`` (a callable ``(T, window) -> (T', V')``, e.g. a
+    :class:`~regbayes.inference.step_adaptation.NoiseCalibration`), each window's transform
+    is passed through it with the window's draws (chain, draw, ...), and ``kernel.adapt(state, T', V')``
+    installs the result (per-coordinate steps and the minibatch noise ``V'`` the kernel
+    subtracts: :mod:`~regbayes.inference.step_adaptation`), and the run checks its
+    mixing: a warning at the end of warm-up when it was too short for the adapted steps, and one after
+    sampling when the draws' smallest bulk ESS is under 20 % of them.
 
     Raises :class:`DivergenceError` on a non-finite position or an infinite recorded
     value (potential, thermostat, ...), and warns (``RuntimeWarning``) when a chain
@@ -295,8 +305,10 @@ def sample(
     dense = n_coords <= dense_transform_max
     dtype = initial_positions.dtype
 
-    def install(states, T):
-        return jax.vmap(kernel.adapt, in_axes=(0, None))(states, jnp.asarray(T, dtype))
+    def install(states, T, noise=None):
+        if noise is None:
+            return jax.vmap(kernel.adapt, in_axes=(0, None))(states, jnp.asarray(T, dtype))
+        return jax.vmap(kernel.adapt, in_axes=(0, None, None))(states, jnp.asarray(T, dtype), jnp.asarray(noise, dtype))
 
     adapting = kernel.adapt is not None and adapt_transform and n_warmup >= 100
     if kernel.adapt is not None and start is None:
@@ -312,7 +324,7 @@ def sample(
         run_id = checkpoints.fingerprint(
             kernel.name, n_warmup, n_draws, thin, initial_scale, adapt_transform, n_chunks, static_thin, dense_transform_max,
             repr(schedule_fn) if schedule_fn is not None else [np.asarray(v) for v in jax.tree_util.tree_leaves(schedule_tree)],
-            np.asarray(initial_positions), t_start, *checkpoints.host_leaves(key if start is None else keys),
+            np.asarray(initial_positions), t_start, repr(calibrate), *checkpoints.host_leaves(key if start is None else keys),
             *checkpoints.host_leaves(data))
         saver = checkpoints.RunCheckpoint(checkpoint, run_id, float(checkpoint_every), (states, keys))
     bar = progress_bar(total_steps, desc or kernel.name, progress)
@@ -433,7 +445,13 @@ def sample(
                 states, keys, parts, _, _ = run_phase(states, keys, (length - burn) // keep * keep, keep, True, 2)
                 warm_pot += recorded_potential
                 warm_steps += recorded_steps
-                states = install(states, estimate_transform(np.concatenate(parts, axis=1), dense))
+                window = np.concatenate(parts, axis=1)
+                T, noise = estimate_transform(window, dense), None
+                if calibrate is not None:
+                    T, noise = calibrate(T, window)
+                states = install(states, T, noise)
+            if hasattr(calibrate, "relaxation_steps"):
+                check_warmup(calibrate, n_warmup, kernel.name)
         rest = n_warmup - t
         if rest > 0:
             states, keys, _, _, _ = run_phase(states, keys, rest, 1, False, max(1, n_chunks // 3))
@@ -448,8 +466,11 @@ def sample(
     stats = {f: np.concatenate([p[f] for p in stats_parts], axis=1) for f in stats_parts[0]}
     if "acceptance" in stats:
         warn_if_stuck(stats["acceptance"], float(step_sizes[-1]), kernel.name)
+    positions = np.concatenate(pos_parts, axis=1)
+    if calibrate is not None:
+        check_draws(positions, thin, kernel.name)
     return SampleResult(
-        positions=np.concatenate(pos_parts, axis=1),
+        positions=positions,
         stats=stats,
         step_size=np.broadcast_to(step_sizes, (n_draws,)).copy(),
         iteration=iteration,

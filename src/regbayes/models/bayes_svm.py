@@ -29,6 +29,7 @@ from sklearn.utils.validation import check_is_fitted, validate_data
 
 from ..algorithms import gibbs_svm
 from ..inference import sample, to_inference_data
+from ..inference.step_adaptation import NoiseCalibration
 from .. import potentials
 from ..potentials import SVMData, build_potential, csr_to_padded
 from ..precision import maybe_x64
@@ -39,6 +40,8 @@ from .base import RegBayesEstimator, vote_fractions
 SAMPLERS = ("gibbs", "shmc", "ssgld", "ssgnht", "srwm")
 SCHEDULES = ("adagrad", "polynomial", "constant")
 MAX_GIBBS_FEATURES = 5000
+#: Rows on which warm-up measures the minibatch noise (a random subset of larger data sets).
+NOISE_ROWS = 20_000
 
 
 def _chain_mean(values):
@@ -124,6 +127,20 @@ class BayesianSVC(ClassifierMixin, RegBayesEstimator):
     trace_ : dict
         Iteration, wall time, potential and step size per kept draw; compile and sampling
         seconds.
+    step_scale_ : ndarray shaped like ``coef_`` with the intercept, or None
+        ssgld and ssgnht with warm-up (and minibatches smaller than the data): the factors
+        ``s_j <= 1`` by which warm-up scaled each whitened coordinate's step so that the
+        minibatch noise supplies at most half of its diffusion; ``noise_correction_`` is
+        then True and the kernel injects the rest
+        (:mod:`regbayes.inference.step_adaptation`). None for the other samplers.
+
+    Warns :class:`~regbayes.inference.step_adaptation.MixingWarning` (ssgld, ssgnht) when
+    warm-up was too short for the adapted steps (with the ``n_warmup`` that would do) and
+    when the draws' smallest bulk ESS is under 20 % of them (with the ``thin`` that would
+    do). The minibatch noise limits the steps: where it is large (N much larger than
+    ``batch_size``, rare large feature values) an independent draw takes about
+    ``V / 0.5`` steps for a coordinate with whitened noise variance ``V``, and the defaults'
+    thinning then gives correlated draws; the exact ``sampler="gibbs"`` may be cheaper.
     """
 
     _unsaved_attributes = {"_idata": None}  # rebuilt from _sample_result by idata_
@@ -218,7 +235,7 @@ class BayesianSVC(ClassifierMixin, RegBayesEstimator):
             return shmc(build_potential(None), self.n_leapfrog, True)
         potential = build_potential(batch_size)
         if self.sampler == "ssgld":
-            return ssgld(potential, preconditioner)
+            return ssgld(potential, preconditioner, noise_correction=getattr(self, "noise_correction_", False))
         if self.sampler == "ssgnht":
             # Without warm-up the chain starts at rest (r_0 = 0) instead of eq. 14's
             # r_0 ~ N(0, I): from eta = 0, far from the posterior, r_0 is a random kick that
@@ -227,7 +244,7 @@ class BayesianSVC(ClassifierMixin, RegBayesEstimator):
             # posterior-mean error (benchmarks/ssgnht_start.py; CHANGELOG.md). With warm-up
             # the start is forgotten before the first draw, and eq. 14's is kept.
             start = "zero" if self.n_warmup_ == 0 else "normal"
-            return ssgnht(potential, initial_momentum=start)
+            return ssgnht(potential, initial_momentum=start, noise_correction=getattr(self, "noise_correction_", False))
         return srwm(potential)
 
     # ------------------------------------------------------------------ fit
@@ -257,8 +274,10 @@ class BayesianSVC(ClassifierMixin, RegBayesEstimator):
         self._store_settings(n_warmup=n_warmup, thin=thin, batch_size=batch_size, step_size=h,
                              preconditioner=preconditioner,
                              initial_scale=defaults.start_scale(self.sampler, sigma_ref, self.prior_scale))
-        kernel = self._kernel(batch_size, preconditioner)
         shape = (dim,) if n_classes == 2 else (n_classes, dim)
+        calibration = self._calibration(X, codes, h, n_warmup, batch_size, int(np.prod(shape)))
+        self.noise_correction_ = calibration is not None
+        kernel = self._kernel(batch_size, preconditioner)
         key = self._fit_key()
         with maybe_x64(use_x64):
             dtype = np.float64 if use_x64 else np.float32
@@ -278,7 +297,9 @@ class BayesianSVC(ClassifierMixin, RegBayesEstimator):
                 desc=f"BayesianSVC[{self.sampler}]",
                 checkpoint=self.checkpoint,
                 checkpoint_every=self.checkpoint_every,
+                calibrate=calibration,
             )
+        self.step_scale_ = None if calibration is None else calibration.scales.reshape(shape)
         self._n_train = n
         self._store(result, shape, d)
         # Gibbs runs one binary problem per class (one-vs-rest) and records their summed
@@ -286,6 +307,35 @@ class BayesianSVC(ClassifierMixin, RegBayesEstimator):
         n_problems = n_classes if (self.sampler == "gibbs" and n_classes > 2) else 1
         self._warn_if_escaped(result.potential, n_problems * n, int(np.prod(shape)))
         return self
+
+    def _calibration(self, X, codes, h, n_warmup, batch_size, n_coords):
+        """Warm-up's per-coordinate step adaptation for ssgld and ssgnht (None otherwise):
+        :class:`~regbayes.inference.step_adaptation.NoiseCalibration` with the minibatch
+        noise of the SVM potential, measured on at most ``NOISE_ROWS`` rows."""
+        if self.sampler not in ("ssgld", "ssgnht") or n_warmup < 100 or batch_size >= X.shape[0]:
+            return None
+        h_end = float(h(n_warmup)) if callable(h) else float(h)
+        if self.sampler == "ssgnht":
+            kind, step = "thermostat", h_end  # h / A with A = 1
+        else:
+            kind, step = ("adagrad" if self.preconditioner_ == "adagrad" else "langevin"), 0.5 * h_end**2
+        n = X.shape[0]
+        rows = np.sort(np.random.default_rng(0).choice(n, NOISE_ROWS, replace=False)) if n > NOISE_ROWS else slice(None)
+        Xh, labels = X[rows], codes[rows]
+        if self.fit_intercept:
+            ones = np.ones((Xh.shape[0], 1))
+            Xh = sp.hstack([Xh, ones], format="csr") if sp.issparse(Xh) else np.hstack([Xh, ones])
+        labels = 2.0 * labels - 1.0 if len(self.classes_) == 2 else labels
+        # the variance of the sum of b rows scales with the full data's N^2 / b: Var_i from the subset
+        factor = (n / Xh.shape[0]) ** 2
+
+        def noise(position, T):
+            return factor * potentials.minibatch_noise(Xh, labels, position, self.C, self.margin, batch_size, T)
+
+        def gradient(position):
+            return potentials.full_subgradient(Xh, labels, position, self.C, self.margin, self.prior_scale, n / Xh.shape[0])
+
+        return NoiseCalibration(noise, kind, step, n_coords, gradient)
 
     def _svm_data(self, X, codes, dtype):
         """The sampler's data: inputs, labels (+1/-1 when binary, else class codes) and

@@ -139,3 +139,65 @@ def build_potential(batch_size: int | None) -> Potential:
         n_data=n_data,
         batch_size=batch_size,
     )
+
+
+def minibatch_noise(X, y, eta, C, margin, batch_size, T) -> np.ndarray:
+    """Per-coordinate variance of the whitened minibatch subgradient ``T^T dU~(eta)`` (eq. 7).
+
+    With ``b = batch_size`` rows drawn with replacement, ``dU~`` is ``N/b`` times a sum of
+    ``b`` per-row subgradients ``g_i``, so its covariance is ``(N^2 / b) Cov_i(g_i)``;
+    here exactly, from every row (NumPy, on the host). ``X`` (N, P') dense or CSR with
+    the intercept column already appended; ``y`` +1/-1 (binary, ``eta`` of shape (P',))
+    or class codes (Crammer–Singer, ``eta`` (K, P')); ``T`` the whitening transform on
+    the flattened ``eta`` (a (P, P) matrix or a (P,) diagonal). Returns (P,).
+    """
+    eta = np.asarray(eta, np.float64)
+    n = X.shape[0]
+    scores = np.asarray(X @ (eta if eta.ndim == 1 else eta.T))
+    if eta.ndim == 1:
+        coef = np.where(margin - y * scores > 0, -C * y, 0.0)[:, None]  # (N, 1): g_i = coef_i x_i
+        cols = [(0, coef[:, 0])]
+    else:
+        rows = np.arange(n)
+        other = scores.copy()
+        other[rows, y] = -np.inf
+        star = np.argmax(other, axis=1)
+        active = margin + other[rows, star] - scores[rows, y] > 0
+        coef = np.zeros(scores.shape)
+        coef[rows, star] = C * active
+        coef[rows, y] -= C * active
+        cols = list(enumerate(coef.T))
+    width = X.shape[1]
+    T = np.asarray(T, np.float64)
+    if T.ndim == 1:  # diagonal: Var of T_j g_ij, coordinate by coordinate
+        sq = X.multiply(X) if sp.issparse(X) else np.square(X)
+        var = np.concatenate([(np.asarray(sq.T @ c**2).ravel() - np.asarray(X.T @ c).ravel() ** 2 / n) / n
+                              for _, c in cols])
+        return n**2 / batch_size * T**2 * np.maximum(var, 0.0)
+    G = np.zeros((n, T.shape[0]))  # dense T only for small P: every row's flattened g_i
+    dense = X.toarray() if sp.issparse(X) else np.asarray(X)
+    for k, c in cols:
+        G[:, k * width:(k + 1) * width] = c[:, None] * dense
+    return n**2 / batch_size * np.var(G @ T, axis=0)
+
+
+def full_subgradient(X, y, eta, C, margin, prior_scale, scale=1.0) -> np.ndarray:
+    """``dU(eta)`` on the host (NumPy), flattened: ``scale`` times the rows' hinge
+    subgradients (``scale = N / n`` when ``X`` holds n of the N rows) plus the prior's
+    ``eta / nu^2``. ``X``, ``y`` as in :func:`minibatch_noise`."""
+    eta = np.asarray(eta, np.float64)
+    scores = np.asarray(X @ (eta if eta.ndim == 1 else eta.T))
+    if eta.ndim == 1:
+        coef = np.where(margin - y * scores > 0, -C * y, 0.0)
+        grad = np.asarray(X.T @ coef).ravel()
+    else:
+        rows = np.arange(X.shape[0])
+        other = scores.copy()
+        other[rows, y] = -np.inf
+        star = np.argmax(other, axis=1)
+        active = margin + other[rows, star] - scores[rows, y] > 0
+        coef = np.zeros(scores.shape)
+        coef[rows, star] = C * active
+        coef[rows, y] -= C * active
+        grad = np.asarray(X.T @ coef).T
+    return (scale * grad + eta / prior_scale**2).ravel()

@@ -50,6 +50,7 @@ class SGLDState(NamedTuple):
     sq_grad_sum: jnp.ndarray  # AdaGrad accumulator G_t (zeros when unused)
     count: jnp.ndarray  # steps t in G_t, one per coordinate: updated in the same fused loop as G_t
     transform: jnp.ndarray
+    noise_var: jnp.ndarray | None = None  # V of the minibatch subgradient per whitened coordinate (noise_correction)
 
 
 class SGLDInfo(NamedTuple):
@@ -61,16 +62,29 @@ class SGLDInfo(NamedTuple):
 
 
 @functools.lru_cache(maxsize=None)
-def ssgld(potential: Potential, preconditioner: str | None = None, delta: float = 1.0) -> SamplingAlgorithm:
-    """Build the SSGLD kernel. ``preconditioner`` is ``None`` or ``"adagrad"``."""
+def ssgld(potential: Potential, preconditioner: str | None = None, delta: float = 1.0,
+          noise_correction: bool = False) -> SamplingAlgorithm:
+    """Build the SSGLD kernel. ``preconditioner`` is ``None`` or ``"adagrad"``.
+
+    With ``noise_correction`` the state carries ``noise_var``, the variance ``V`` of the
+    whitened minibatch subgradient per coordinate (installed by ``adapt(state, T, V)``;
+    zeros until then), and the injected noise has variance ``2a - a^2 V`` instead of
+    ``2a``: the minibatch noise ``a^2 V`` makes up the rest, so the step's total diffusion
+    stays ``2a`` (the correction of Chen et al. 2014's SGHMC, for Langevin). It needs
+    ``a V <= 2``; warm-up's step adaptation keeps ``a V / 2`` at most 1/2
+    (:mod:`regbayes.inference.step_adaptation`).
+    """
     if preconditioner not in (None, "adagrad"):
         raise ValueError(f"unknown preconditioner {preconditioner!r}; use None or 'adagrad'")
 
     def init(key, position, data):
         del key, data
-        return SGLDState(position, jnp.zeros_like(position), jnp.zeros_like(position), identity_transform(position))
+        noise_var = jnp.zeros_like(position) if noise_correction else None
+        return SGLDState(position, jnp.zeros_like(position), jnp.zeros_like(position), identity_transform(position), noise_var)
 
-    def adapt(state, transform):
+    def adapt(state, transform, noise_var=None):
+        if noise_correction and noise_var is not None:
+            state = state._replace(noise_var=jnp.reshape(noise_var, state.position.shape).astype(state.position.dtype))
         return state._replace(sq_grad_sum=jnp.zeros_like(state.sq_grad_sum), count=jnp.zeros_like(state.count), transform=transform)
 
     def step(key, state, data, step_size):
@@ -84,9 +98,13 @@ def ssgld(potential: Potential, preconditioner: str | None = None, delta: float 
         else:
             sq, count = state.sq_grad_sum, state.count
             a = 0.5 * step_size**2
-        move = -a * g + jnp.sqrt(2.0 * a) * noise
+        if noise_correction:
+            injected = jnp.sqrt(jnp.maximum(2.0 * a - a * a * state.noise_var, 0.0))
+        else:
+            injected = jnp.sqrt(2.0 * a)
+        move = -a * g + injected * noise
         position = state.position + transform_apply(state.transform, move)
         n_eval = potential.batch_size or potential.n_data(data)
-        return SGLDState(position, sq, count, state.transform), SGLDInfo(u, fixed_count(n_eval))
+        return SGLDState(position, sq, count, state.transform, state.noise_var), SGLDInfo(u, fixed_count(n_eval))
 
     return SamplingAlgorithm(init, step, "ssgld", adapt)

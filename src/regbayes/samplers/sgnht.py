@@ -35,6 +35,7 @@ class SGNHTState(NamedTuple):
     momentum: jnp.ndarray
     thermostat: jnp.ndarray
     transform: jnp.ndarray
+    noise_var: jnp.ndarray | None = None  # V of the minibatch subgradient per whitened coordinate (noise_correction)
 
 
 class SGNHTInfo(NamedTuple):
@@ -51,8 +52,17 @@ INITIAL_MOMENTA = ("normal", "zero")
 
 
 @functools.lru_cache(maxsize=None)
-def ssgnht(potential: Potential, diffusion: float = 1.0, initial_momentum: str = "normal") -> SamplingAlgorithm:
+def ssgnht(potential: Potential, diffusion: float = 1.0, initial_momentum: str = "normal",
+           noise_correction: bool = False) -> SamplingAlgorithm:
     """Build the SSGNHT kernel with diffusion factor ``A = diffusion``.
+
+    With ``noise_correction`` the state carries ``noise_var``, the variance ``V`` of the
+    whitened minibatch subgradient per coordinate (installed by ``adapt(state, T, V)``;
+    zeros until then), and the injected noise is ``N(0, 2 h (A - h V / 2))`` per
+    coordinate instead of ``N(0, 2 A h)``: the minibatch noise ``h^2 V`` makes up the
+    rest (SGHMC's ``B`` correction, Chen et al. 2014), so that every coordinate, not only
+    their average, is at the thermostat's temperature. It needs ``h V / 2 <= A``; warm-up's
+    step adaptation keeps it at most ``A / 2`` (:mod:`regbayes.inference.step_adaptation`).
 
     ``initial_momentum="normal"`` draws ``r_0 ~ N(0, I)`` as eq. 14 prescribes (the
     stationary momentum distribution). ``"zero"`` starts at rest. Only a run without
@@ -73,14 +83,17 @@ def ssgnht(potential: Potential, diffusion: float = 1.0, initial_momentum: str =
             momentum = jnp.zeros_like(position)
         else:
             momentum = jax.random.normal(key, position.shape, position.dtype)
-        return SGNHTState(position, momentum, jnp.asarray(diffusion, position.dtype), identity_transform(position))
+        noise_var = jnp.zeros_like(position) if noise_correction else None
+        return SGNHTState(position, momentum, jnp.asarray(diffusion, position.dtype), identity_transform(position), noise_var)
 
-    def adapt(state, transform):
+    def adapt(state, transform, noise_var=None):
         # A new transform restarts the thermostat at xi = A. Falling from a start far from
         # the posterior heats it far above its equilibrium, and xi falls by at most h per
         # step, so the over-damped chain would crawl for tens of thousands of steps after
         # warm-up. Restarting it halved the default fit's posterior-mean error (CHANGELOG.md,
         # "moved out of the code").
+        if noise_correction and noise_var is not None:
+            state = state._replace(noise_var=jnp.reshape(noise_var, state.position.shape).astype(state.position.dtype))
         return state._replace(transform=transform, thermostat=jnp.asarray(diffusion, state.position.dtype))
 
     def step(key, state, data, step_size):
@@ -89,10 +102,14 @@ def ssgnht(potential: Potential, diffusion: float = 1.0, initial_momentum: str =
         u, g_theta = potential.stochastic_value_and_subgrad(key_batch, state.position, data)
         g = transform_apply_t(state.transform, g_theta)
         noise = jax.random.normal(key_noise, state.position.shape, state.position.dtype)
-        r = state.momentum - h * state.thermostat * state.momentum - h * g + jnp.sqrt(2.0 * diffusion * h) * noise
+        if noise_correction:
+            injected = jnp.sqrt(2.0 * h * jnp.maximum(diffusion - 0.5 * h * state.noise_var, 0.0))
+        else:
+            injected = jnp.sqrt(2.0 * diffusion * h)
+        r = state.momentum - h * state.thermostat * state.momentum - h * g + injected * noise
         position = state.position + h * transform_apply(state.transform, r)
         xi = state.thermostat + h * (jnp.mean(r**2) - 1.0)
         n_eval = potential.batch_size or potential.n_data(data)
-        return SGNHTState(position, r, xi, state.transform), SGNHTInfo(u, xi, fixed_count(n_eval))
+        return SGNHTState(position, r, xi, state.transform, state.noise_var), SGNHTInfo(u, xi, fixed_count(n_eval))
 
     return SamplingAlgorithm(init, step, "ssgnht", adapt)
