@@ -96,7 +96,8 @@ def pad_states(states, capacity):
         return states
     n_problems, *shape = states.position.shape[1:]
     rest = rest_states(kernel_name(states), extra, n_problems, shape, states.position.dtype)
-    return type(states)(*(np.concatenate([np.asarray(a), b]) for a, b in zip(states, rest)))
+    # fields a kernel does not use (noise_var without noise correction) stay None
+    return type(states)(*(None if a is None else np.concatenate([np.asarray(a), b]) for a, b in zip(states, rest)))
 
 
 def _slots_and_problems(fn):
