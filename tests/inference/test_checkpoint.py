@@ -113,7 +113,7 @@ FIT = textwrap.dedent("""
     from regbayes import BayesianSVC
     from regbayes.datasets import load_breast_cancer_standardized
     X, _, y, _ = load_breast_cancer_standardized()
-    kwargs = dict(sampler="ssgld", n_chains=2, n_draws=1500, thin=100, n_warmup=2000, random_state=3,
+    kwargs = dict(sampler="ssgld", n_chains=2, n_draws=600, thin=100, n_warmup=2000, random_state=3,
                   checkpoint_every=0)
 """)
 

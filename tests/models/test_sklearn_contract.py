@@ -155,6 +155,10 @@ MT_ILSVM_SLOW_CHECKS = {
     "check_estimators_overwrite_params", "check_fit2d_1feature", "check_fit2d_1sample", "check_fit_check_is_fitted",
     "check_fit_score_takes_y", "check_n_features_in_after_fitting", "check_positive_only_tag_during_fit",
     "check_regressors_int", "check_regressors_no_decision_function", "check_regressors_train",
+    # new shapes again (4-6 s apiece on 2 cores): the same fit, validation and output paths as the
+    # checks that run
+    "check_estimators_fit_returns_self", "check_regressor_data_not_an_array", "check_fit_idempotent",
+    "check_f_contiguous_array_estimator",
 }
 
 
