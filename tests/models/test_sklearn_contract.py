@@ -158,7 +158,8 @@ MT_ILSVM_SLOW_CHECKS = {
     # new shapes again (4-6 s apiece on 2 cores): the same fit, validation and output paths as the
     # checks that run
     "check_estimators_fit_returns_self", "check_regressor_data_not_an_array", "check_fit_idempotent",
-    "check_f_contiguous_array_estimator",
+    "check_f_contiguous_array_estimator", "check_estimator_sparse_array", "check_methods_sample_order_invariance",
+    "check_classifiers_multilabel_output_format_predict_proba",
 }
 
 
@@ -172,7 +173,7 @@ LATENT_SLOW_CHECKS = {
     "check_dtype_object", "check_dont_overwrite_parameters", "check_fit2d_1sample", "check_n_features_in_after_fitting",
     "check_estimators_dtypes", "check_fit2d_1feature", "check_estimator_sparse_tag", "check_positive_only_tag_during_fit",
     "check_estimators_nan_inf", "check_estimator_sparse_array", "check_methods_subset_invariance",
-    "check_f_contiguous_array_estimator",
+    "check_f_contiguous_array_estimator", "check_pipeline_consistency",
 }
 
 
