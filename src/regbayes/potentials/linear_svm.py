@@ -153,20 +153,8 @@ def minibatch_noise(X, y, eta, C, margin, batch_size, T) -> np.ndarray:
     """
     eta = np.asarray(eta, np.float64)
     n = X.shape[0]
-    scores = np.asarray(X @ (eta if eta.ndim == 1 else eta.T))
-    if eta.ndim == 1:
-        coef = np.where(margin - y * scores > 0, -C * y, 0.0)[:, None]  # (N, 1): g_i = coef_i x_i
-        cols = [(0, coef[:, 0])]
-    else:
-        rows = np.arange(n)
-        other = scores.copy()
-        other[rows, y] = -np.inf
-        star = np.argmax(other, axis=1)
-        active = margin + other[rows, star] - scores[rows, y] > 0
-        coef = np.zeros(scores.shape)
-        coef[rows, star] = C * active
-        coef[rows, y] -= C * active
-        cols = list(enumerate(coef.T))
+    coef = _hinge_coefficients(X, y, eta, C, margin)
+    cols = [(0, coef)] if eta.ndim == 1 else list(enumerate(coef.T))  # g_i = coef_i x_i per class row
     width = X.shape[1]
     T = np.asarray(T, np.float64)
     if T.ndim == 1:  # diagonal: Var of T_j g_ij, coordinate by coordinate
@@ -186,18 +174,25 @@ def full_subgradient(X, y, eta, C, margin, prior_scale, scale=1.0) -> np.ndarray
     subgradients (``scale = N / n`` when ``X`` holds n of the N rows) plus the prior's
     ``eta / nu^2``. ``X``, ``y`` as in :func:`minibatch_noise`."""
     eta = np.asarray(eta, np.float64)
+    coef = _hinge_coefficients(X, y, eta, C, margin)
+    grad = np.asarray(X.T @ coef).ravel() if eta.ndim == 1 else np.asarray(X.T @ coef).T
+    return (scale * grad + eta / prior_scale**2).ravel()
+
+
+def _hinge_coefficients(X, y, eta, C, margin) -> np.ndarray:
+    """Each row's hinge subgradient as ``coef_i x_i``: binary (``eta`` (D,), ``y`` +-1)
+    ``coef_i = -C y_i`` where the margin is violated, shape (N,); Crammer–Singer (``eta``
+    (M, D), ``y`` class codes) ``+C`` at the most violating other class and ``-C`` at ``y_i``,
+    shape (N, M)."""
     scores = np.asarray(X @ (eta if eta.ndim == 1 else eta.T))
     if eta.ndim == 1:
-        coef = np.where(margin - y * scores > 0, -C * y, 0.0)
-        grad = np.asarray(X.T @ coef).ravel()
-    else:
-        rows = np.arange(X.shape[0])
-        other = scores.copy()
-        other[rows, y] = -np.inf
-        star = np.argmax(other, axis=1)
-        active = margin + other[rows, star] - scores[rows, y] > 0
-        coef = np.zeros(scores.shape)
-        coef[rows, star] = C * active
-        coef[rows, y] -= C * active
-        grad = np.asarray(X.T @ coef).T
-    return (scale * grad + eta / prior_scale**2).ravel()
+        return np.where(margin - y * scores > 0, -C * y, 0.0)
+    rows = np.arange(X.shape[0])
+    other = scores.copy()
+    other[rows, y] = -np.inf
+    star = np.argmax(other, axis=1)
+    active = margin + other[rows, star] - scores[rows, y] > 0
+    coef = np.zeros(scores.shape)
+    coef[rows, star] = C * active
+    coef[rows, y] -= C * active
+    return coef
