@@ -21,7 +21,8 @@ demo: $(STAMP)
 
 test: $(STAMP)
 	$(BIN)/ruff check src tests benchmarks
-	$(BIN)/python -m pytest -q -n auto tests
+	# one pytest-xdist worker more than cores: a worker waiting on a subprocess or a file keeps no core idle
+	$(BIN)/python -m pytest -q -n $$(( $$(nproc) + 1 )) tests
 
 bench: $(STAMP)
 	$(BIN)/python -m pip install --quiet -e ".[bench]"
