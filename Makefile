@@ -21,8 +21,7 @@ demo: $(STAMP)
 
 test: $(STAMP)
 	$(BIN)/ruff check src tests benchmarks
-	# one pytest-xdist worker more than cores: a worker waiting on a subprocess or a file keeps no core idle
-	$(BIN)/python -m pytest -q -n $$(( $$(nproc) + 1 )) tests
+	$(BIN)/python -m pytest -q -n auto tests
 
 bench: $(STAMP)
 	$(BIN)/python -m pip install --quiet -e ".[bench]"
