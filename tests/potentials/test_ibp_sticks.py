@@ -79,19 +79,20 @@ def test_stick_update_is_a_stationary_point_by_finite_differences(seed):
         gamma, psi = jnp.asarray(gamma), jnp.asarray(psi)
         q = sticks.stick_bound(gamma).q
         new = sticks.update_sticks(jnp.sum(psi, axis=0), psi.shape[0], alpha, q)
-        grad = np.asarray(jax.grad(_objective_with_q_fixed)(new, psi, alpha, q))
+        objective = jax.jit(_objective_with_q_fixed)  # one program for every evaluation below
+        grad = np.asarray(jax.jit(jax.grad(_objective_with_q_fixed))(new, psi, alpha, q))
         h = 1e-6
-        scale = float(jnp.abs(_objective_with_q_fixed(new, psi, alpha, q)))
+        scale = float(jnp.abs(objective(new, psi, alpha, q)))
         for idx in np.ndindex(new.shape):
             step = jnp.zeros_like(new).at[idx].set(h)
-            fd = (_objective_with_q_fixed(new + step, psi, alpha, q) - _objective_with_q_fixed(new - step, psi, alpha, q)) / (2 * h)
+            fd = (objective(new + step, psi, alpha, q) - objective(new - step, psi, alpha, q)) / (2 * h)
             assert abs(float(fd)) <= 1e-5 * scale, (idx, float(fd))
             assert abs(grad[idx]) <= 1e-8 * scale
         # and it is a maximum: moving any coordinate lowers the objective
-        base = float(_objective_with_q_fixed(new, psi, alpha, q))
+        base = float(objective(new, psi, alpha, q))
         for idx in np.ndindex(new.shape):
             step = jnp.zeros_like(new).at[idx].set(1e-2)
-            assert float(_objective_with_q_fixed(new + step, psi, alpha, q)) < base
+            assert float(objective(new + step, psi, alpha, q)) < base
 
 
 def test_alternating_q_and_gamma_never_decreases_the_elbo():
@@ -100,12 +101,13 @@ def test_alternating_q_and_gamma_never_decreases_the_elbo():
         _, psi = _random_problem(7, k=8, rows=100)
         psi = jnp.asarray(psi)
         gamma = sticks.initial_sticks(8, alpha, jnp.float64)
+        elbo, bound_of, update = jax.jit(sticks.ibp_elbo), jax.jit(sticks.stick_bound), jax.jit(sticks.update_sticks, static_argnums=1)
         values = []
         for _ in range(15):
-            bound = sticks.stick_bound(gamma)
-            values.append(float(sticks.ibp_elbo(psi, gamma, alpha, bound)))
-            gamma = sticks.update_sticks(jnp.sum(psi, axis=0), psi.shape[0], alpha, bound.q)
-        values.append(float(sticks.ibp_elbo(psi, gamma, alpha)))
+            bound = bound_of(gamma)
+            values.append(float(elbo(psi, gamma, alpha, bound)))
+            gamma = update(jnp.sum(psi, axis=0), psi.shape[0], alpha, bound.q)
+        values.append(float(elbo(psi, gamma, alpha)))
     assert np.all(np.diff(values) >= -1e-9 * abs(values[-1]))
     assert values[-1] > values[0]
 
