@@ -9,7 +9,7 @@ import pytest
 import scipy.sparse as sp
 
 from regbayes.precision import enable_x64
-from regbayes.potentials import SVMData, build_potential, csr_to_padded
+from regbayes.potentials import SVMData, build_potential, csr_to_padded, rare_feature_rows
 from regbayes.potentials.linear_svm import log_lik_terms, log_prior, value_and_subgrad
 
 
@@ -95,19 +95,20 @@ def test_log_prior_and_log_lik_terms_add_up_to_minus_potential(n_classes):
 
 
 @pytest.mark.parametrize(
-    "n_classes,sparse",
-    [(2, False), (3, False), (2, True)],
+    "n_classes,sparse,n_exact",
+    [(2, False, 0), (3, False, 0), (2, True, 0), (2, False, 6), (3, True, 6)],
 )
-def test_stochastic_subgradient_is_unbiased(n_classes, sparse):
+def test_stochastic_subgradient_is_unbiased(n_classes, sparse, n_exact):
     """Average of the minibatch estimate (eq. 7) over many keys vs the full-data value
     and subgradient: every coordinate within 4.5 standard errors (the estimates for
     different keys are i.i.d., so SE = sd / sqrt(n_keys) exactly; ~20 coordinates per
-    case, so a correct estimator fails with probability ~1e-4)."""
+    case, so a correct estimator fails with probability ~1e-4). With ``n_exact`` the first
+    rows are in every minibatch and the others are drawn."""
     rng = np.random.default_rng(7 + n_classes)
     n_keys = 20_000
     with enable_x64():
         _, data, shape = make_problem(rng, 50, 5, n_classes, np.float64, sparse)
-        potential = build_potential(7)
+        potential = build_potential(7, n_exact)
         eta = jnp.asarray(rng.normal(size=shape))
         u_full, g_full = potential.value_and_subgrad(eta, data)
         keys = jax.random.split(jax.random.key(0), n_keys)
@@ -135,3 +136,40 @@ def test_full_batch_estimate_is_the_exact_potential():
         u, g = build_potential(batch_size).stochastic_value_and_subgrad(jax.random.key(1), eta, data)
         np.testing.assert_array_equal(np.asarray(u), np.asarray(u_full))
         np.testing.assert_array_equal(np.asarray(g), np.asarray(g_full))
+
+
+def test_rows_kept_in_every_minibatch_are_counted_once():
+    """With ``n_exact`` rows kept and the batch drawn from the other ``n - n_exact``: the
+    estimate is the kept rows' exact terms plus ``(n - n_exact) / b`` times the drawn rows'
+    (the rows of one key's draw recomputed by hand)."""
+    rng = np.random.default_rng(3)
+    with enable_x64():
+        _, data, shape = make_problem(rng, 30, 4, 2, np.float64)
+        eta = jnp.asarray(rng.normal(size=shape))
+        key = jax.random.key(5)
+        u, g = build_potential(5, 4).stochastic_value_and_subgrad(key, eta, data)
+        idx = 4 + np.asarray(jax.random.randint(key, (5,), 0, 26))
+        rows = np.concatenate([np.arange(4), idx])
+        weights = np.concatenate([np.ones(4), np.full(5, 26 / 5)])
+        X, y = np.asarray(data.X), np.asarray(data.y)
+        hinge = np.maximum(0.0, 1.0 - y[rows] * (X[rows] @ np.asarray(eta)))  # C = 1.3, nu = 1.5
+        expected_u = 1.3 * np.sum(weights * hinge) + 0.5 * np.sum(np.asarray(eta) ** 2) / 1.5**2
+        expected_g = -1.3 * (weights * (hinge > 0) * y[rows]) @ X[rows] + np.asarray(eta) / 1.5**2
+    assert float(u) == pytest.approx(expected_u, rel=1e-12)
+    np.testing.assert_allclose(np.asarray(g), expected_g, rtol=1e-12, atol=1e-12)
+
+
+def test_rare_feature_rows():
+    """Rows off a feature's most common value, for features that fewer than N / b rows are
+    off; rarest features first, up to ``limit`` rows."""
+    X = np.zeros((100, 4))
+    X[:, 0] = np.arange(100) % 3  # common: every row takes one of three values
+    X[7, 1] = 5.0  # one row off
+    X[[3, 50, 60], 2] = 1.0  # three rows off
+    X[:, 3] = 2.0
+    X[[10, 11, 12, 13, 14, 15, 16, 17, 18, 19], 3] = -1.0  # ten rows: N / b = 10, not rare
+    np.testing.assert_array_equal(rare_feature_rows(X, 10, 50), [3, 7, 50, 60])
+    np.testing.assert_array_equal(rare_feature_rows(X, 10, 2), [7])  # the rarest feature fits, the next does not
+    np.testing.assert_array_equal(rare_feature_rows(sp.csr_matrix(X[:, 1:3]), 10, 50), [3, 7, 50, 60])
+    assert rare_feature_rows(X, 100, 50).size == 0  # b = N: no feature is rare
+    assert rare_feature_rows(np.ones((20, 3)), 5, 10).size == 0

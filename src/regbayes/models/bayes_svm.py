@@ -29,19 +29,17 @@ from sklearn.utils.validation import check_is_fitted, validate_data
 
 from ..algorithms import gibbs_svm
 from ..inference import sample, to_inference_data
-from ..inference.step_adaptation import NoiseCalibration
 from .. import potentials
 from ..potentials import SVMData, build_potential, csr_to_padded
 from ..precision import maybe_x64
 from ..samplers import defaults, shmc, srwm, ssgld, ssgnht
 from ..validation import FLOAT32_SCALE, check_feature_scale, check_finite_features, check_int
 from .base import RegBayesEstimator, vote_fractions
+from .svm_noise import noise_calibration
 
 SAMPLERS = ("gibbs", "shmc", "ssgld", "ssgnht", "srwm")
 SCHEDULES = ("adagrad", "polynomial", "constant")
 MAX_GIBBS_FEATURES = 5000
-#: Rows on which warm-up measures the minibatch noise (a random subset of larger data sets).
-NOISE_ROWS = 20_000
 
 
 def _chain_mean(values):
@@ -133,6 +131,11 @@ class BayesianSVC(ClassifierMixin, RegBayesEstimator):
         minibatch noise supplies at most half of its diffusion; ``noise_correction_`` is
         then True and the kernel injects the rest
         (:mod:`regbayes.inference.step_adaptation`). None for the other samplers.
+    exact_rows_ : ndarray of int
+        ssgld and ssgnht: the training rows kept in every minibatch, those off the common
+        value of a feature that fewer than ``N / batch_size`` rows are off (at most
+        ``batch_size // 2`` rows; :func:`regbayes.potentials.rare_feature_rows`); the
+        minibatch is drawn from the others. Empty for the other samplers.
 
     Warns :class:`~regbayes.inference.step_adaptation.MixingWarning` (ssgld, ssgnht) when
     warm-up was too short for the adapted steps (with the ``n_warmup`` that would do) and
@@ -233,7 +236,7 @@ class BayesianSVC(ClassifierMixin, RegBayesEstimator):
             return gibbs_svm()
         if self.sampler == "shmc":
             return shmc(build_potential(None), self.n_leapfrog, True)
-        potential = build_potential(batch_size)
+        potential = build_potential(batch_size, len(getattr(self, "exact_rows_", ())))
         if self.sampler == "ssgld":
             return ssgld(potential, preconditioner, noise_correction=getattr(self, "noise_correction_", False))
         if self.sampler == "ssgnht":
@@ -265,6 +268,8 @@ class BayesianSVC(ClassifierMixin, RegBayesEstimator):
                 f"{d} features use 'ssgld' or 'ssgnht' (limit {MAX_GIBBS_FEATURES})"
             )
         dim = d + int(self.fit_intercept)
+        stochastic = self.sampler in ("ssgld", "ssgnht") and batch_size < n
+        self.exact_rows_ = potentials.rare_feature_rows(X, batch_size, batch_size // 2) if stochastic else np.zeros(0, int)
         n_warmup, thin = defaults.run_lengths(self.sampler, self.n_warmup, self.thin)
         sigma_ref = potentials.sigma_ref(X, self.C, self.prior_scale, self.fit_intercept)
         h, preconditioner = defaults.step_schedule(
@@ -309,37 +314,18 @@ class BayesianSVC(ClassifierMixin, RegBayesEstimator):
         return self
 
     def _calibration(self, X, codes, h, n_warmup, batch_size, n_coords):
-        """Warm-up's per-coordinate step adaptation for ssgld and ssgnht (None otherwise):
-        :class:`~regbayes.inference.step_adaptation.NoiseCalibration` with the minibatch
-        noise of the SVM potential, measured on at most ``NOISE_ROWS`` rows."""
+        """Warm-up's per-coordinate step adaptation for ssgld and ssgnht (None otherwise)."""
         if self.sampler not in ("ssgld", "ssgnht") or n_warmup < 100 or batch_size >= X.shape[0]:
             return None
-        h_end = float(h(n_warmup)) if callable(h) else float(h)
-        if self.sampler == "ssgnht":
-            kind, step = "thermostat", h_end  # h / A with A = 1
-        else:
-            kind, step = ("adagrad" if self.preconditioner_ == "adagrad" else "langevin"), 0.5 * h_end**2
-        n = X.shape[0]
-        rows = np.sort(np.random.default_rng(0).choice(n, NOISE_ROWS, replace=False)) if n > NOISE_ROWS else slice(None)
-        Xh, labels = X[rows], codes[rows]
-        if self.fit_intercept:
-            ones = np.ones((Xh.shape[0], 1))
-            Xh = sp.hstack([Xh, ones], format="csr") if sp.issparse(Xh) else np.hstack([Xh, ones])
-        labels = 2.0 * labels - 1.0 if len(self.classes_) == 2 else labels
-        # the variance of the sum of b rows scales with the full data's N^2 / b: Var_i from the subset
-        factor = (n / Xh.shape[0]) ** 2
-
-        def noise(position, T):
-            return factor * potentials.minibatch_noise(Xh, labels, position, self.C, self.margin, batch_size, T)
-
-        def gradient(position):
-            return potentials.full_subgradient(Xh, labels, position, self.C, self.margin, self.prior_scale, n / Xh.shape[0])
-
-        return NoiseCalibration(noise, kind, step, n_coords, gradient)
+        return noise_calibration(self, X, codes, h, n_warmup, batch_size, n_coords)
 
     def _svm_data(self, X, codes, dtype):
         """The sampler's data: inputs, labels (+1/-1 when binary, else class codes) and
-        hyper-parameters, in ``dtype``."""
+        hyper-parameters, in ``dtype``; the rows of ``exact_rows_`` first."""
+        exact = getattr(self, "exact_rows_", ())
+        if len(exact):
+            order = np.concatenate([exact, np.setdiff1d(np.arange(X.shape[0]), exact)])
+            X, codes = X[order], codes[order]
         labels = (2.0 * codes - 1.0).astype(dtype) if len(self.classes_) == 2 else codes.astype(np.int32)
         return SVMData(self._prepare_X(X, dtype), jnp.asarray(labels), jnp.asarray(self.C, dtype),
                        jnp.asarray(self.margin, dtype), jnp.asarray(self.prior_scale, dtype))

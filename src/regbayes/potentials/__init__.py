@@ -1,6 +1,14 @@
 """Model math: losses with explicit subgradients, priors, and potentials ``U(theta; D)``."""
 from .features import PaddedRows, csr_to_padded
-from .linear_svm import SVMData, build_potential, full_subgradient, minibatch_noise, sigma_ref, weight_norm_bound
+from .linear_svm import (
+    SVMData,
+    build_potential,
+    full_subgradient,
+    minibatch_noise,
+    rare_feature_rows,
+    sigma_ref,
+    weight_norm_bound,
+)
 
-__all__ = ["PaddedRows", "SVMData", "build_potential", "csr_to_padded", "full_subgradient", "minibatch_noise", "sigma_ref",
-           "weight_norm_bound"]
+__all__ = ["PaddedRows", "SVMData", "build_potential", "csr_to_padded", "full_subgradient", "minibatch_noise",
+           "rare_feature_rows", "sigma_ref", "weight_norm_bound"]
