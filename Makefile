@@ -1,4 +1,6 @@
 # `make demo` and `make test` each create .venv when it is missing, install the package, and run.
+# The tests go to the pytest-xdist workers file by file: a file's tests share their compiled
+# programs and module fixtures on one worker instead of compiling them on both.
 PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
@@ -21,7 +23,7 @@ demo: $(STAMP)
 
 test: $(STAMP)
 	$(BIN)/ruff check src tests benchmarks
-	$(BIN)/python -m pytest -q -n auto tests
+	$(BIN)/python -m pytest -q -n auto --dist loadfile tests
 
 bench: $(STAMP)
 	$(BIN)/python -m pip install --quiet -e ".[bench]"
