@@ -173,3 +173,30 @@ def test_rare_feature_rows():
     np.testing.assert_array_equal(rare_feature_rows(sp.csr_matrix(X[:, 1:3]), 10, 50), [3, 7, 50, 60])
     assert rare_feature_rows(X, 100, 50).size == 0  # b = N: no feature is rare
     assert rare_feature_rows(np.ones((20, 3)), 5, 10).size == 0
+
+
+@pytest.mark.parametrize("n_classes", [2, 3])
+def test_padding_rows_past_n_rows_changes_no_minibatch_estimate(n_classes):
+    """Data padded with zero rows and ``n_rows`` set to the true count: every key's
+    minibatch estimate (value and subgradient) is the unpadded data's, bit for bit, and
+    one compiled function serves both sizes."""
+    rng = np.random.default_rng(11)
+    _, data, shape = make_problem(rng, 40, 4, n_classes, np.float32)
+    padded = data._replace(X=jnp.concatenate([data.X, jnp.zeros((24, 4), jnp.float32)]),
+                           y=jnp.concatenate([data.y, jnp.zeros(24, data.y.dtype)]), n_rows=jnp.asarray(40, jnp.int32))
+    shorter = padded._replace(n_rows=jnp.asarray(30, jnp.int32))
+    eta = jnp.asarray(rng.normal(size=shape), jnp.float32)
+    estimate = jax.jit(lambda key, eta, data: build_potential(7).stochastic_value_and_subgrad(key, eta, data))
+    unpadded = jax.jit(build_potential(7).stochastic_value_and_subgrad)
+    for seed in range(5):
+        key = jax.random.key(seed)
+        u, g = unpadded(key, eta, data)
+        u_pad, g_pad = estimate(key, eta, padded)
+        assert float(u_pad) == float(u)
+        np.testing.assert_array_equal(np.asarray(g_pad), np.asarray(g))
+        # ...and the same program, at another n_rows, draws from that many rows only
+        u30, g30 = build_potential(7).stochastic_value_and_subgrad(key, eta, data._replace(X=data.X[:30], y=data.y[:30]))
+        u_short, g_short = estimate(key, eta, shorter)
+        assert float(u_short) == pytest.approx(float(u30), rel=1e-6)
+        np.testing.assert_allclose(np.asarray(g_short), np.asarray(g30), rtol=1e-6, atol=1e-6)
+    assert estimate._cache_size() == 1

@@ -8,7 +8,8 @@ model's ``C``, ``margin`` and ``prior_scale`` (the posterior of paper 000, secti
 
 * the Crammer–Singer hinge (eqs. 16-17) by SSGLD (eq. 13, AdaGrad), the run of
   ``BayesianSVC(sampler="ssgld")`` with ``REFIT_RUNS["ssgld"]``
-  (:data:`regbayes.samplers.defaults.REFIT_RUNS`);
+  (:data:`regbayes.samplers.defaults.REFIT_RUNS`), on documents padded as below (the
+  minibatches drawn from the documents only: ``SVMData.n_rows``);
 * one binary hinge per column of ``y_sign`` by Gibbs sweeps with data augmentation (paper
   001, eqs. 17-18; :func:`regbayes.algorithms.gibbs_svm`, or for the columns of a label
   matrix :func:`regbayes.algorithms.medlda_gibbs.label_columns_gibbs`) with ``REFIT_RUNS["gibbs"]``, on
@@ -94,9 +95,12 @@ def _ssgld_draws(X, codes, C, margin, prior_scale, key, progress):
         "ssgld", n_data=n, batch_size=batch_size, n_params=d + 1, n_warmup=n_warmup, sigma_ref=width,
         prior_scale=prior_scale,
     )
-    design = np.hstack([np.asarray(X, np.float32), np.ones((n, 1), np.float32)])
-    data = SVMData(jnp.asarray(design), jnp.asarray(codes.astype(np.int32)), jnp.asarray(C, jnp.float32),
-                   jnp.asarray(margin, jnp.float32), jnp.asarray(prior_scale, jnp.float32))
+    # documents padded with zero rows to a few sizes that minibatches never draw (SVMData's
+    # n_rows): one compiled program serves every corpus of a size bucket, with the same draws
+    rows = bucket(n) if batch_size < n else n
+    design = pad_rows(np.hstack([np.asarray(X, np.float32), np.ones((n, 1), np.float32)]), rows)
+    data = SVMData(jnp.asarray(design), jnp.asarray(pad_rows(codes.astype(np.int32), rows)), jnp.asarray(C, jnp.float32),
+                   jnp.asarray(margin, jnp.float32), jnp.asarray(prior_scale, jnp.float32), jnp.asarray(n, jnp.int32))
     result = sample(
         ssgld(build_potential(batch_size), preconditioner), data, jnp.zeros((1, n_classes, d + 1), jnp.float32), key,
         n_warmup=n_warmup, n_draws=run["n_draws"], thin=thin, step_size=h,

@@ -41,7 +41,11 @@ class SVMData(NamedTuple):
     """Training data and hyper-parameters of a Bayesian linear SVM.
 
     ``X`` is a dense (n, d) array or :class:`~regbayes.potentials.features.PaddedRows`;
-    ``y`` is +1/-1 (binary) or integer classes (multi-class).
+    ``y`` is +1/-1 (binary) or integer classes (multi-class). ``n_rows`` (optional, a
+    traced integer) says that only the first ``n_rows`` rows are data and the rest zero
+    padding: minibatches are drawn from those rows and scaled by their number, so that
+    one compiled sampler serves every data size padded to the same shape (zero rows add
+    no subgradient to a full-data evaluation either).
     """
 
     X: features.Design
@@ -49,6 +53,7 @@ class SVMData(NamedTuple):
     C: jnp.ndarray
     margin: jnp.ndarray
     prior_scale: jnp.ndarray
+    n_rows: jnp.ndarray | None = None
 
 
 def discriminant(eta, X):
@@ -166,9 +171,9 @@ def build_potential(batch_size: int | None, n_exact: int = 0) -> Potential:
     """
 
     def stochastic_value_and_subgrad(key, eta, data: SVMData):
-        n = n_data(data)
-        if batch_size is None or batch_size + n_exact >= n:
+        if batch_size is None or batch_size + n_exact >= n_data(data):
             return value_and_subgrad(eta, data)
+        n = n_data(data) if data.n_rows is None else data.n_rows  # rows past n_rows: padding
         idx = n_exact + rows_with_replacement(key, n - n_exact, batch_size)
         X = features.take(data.X, idx)
         loss, grad = _loss_and_grad(eta, X, data.y[idx], data.C, data.margin)
