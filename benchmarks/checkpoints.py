@@ -85,6 +85,21 @@ def checkpoint_progress(path):
     return metadata["progress"]
 
 
+def kill_after_first_checkpoint(command, path, rng, expected, wait):
+    """Start ``command``, wait (at most ``wait`` s) for its first checkpoint at ``path``, then
+    SIGKILL it at a random moment of the next ``expected`` seconds. Returns (seconds from the
+    start to the kill, whether the signal killed it, whether a checkpoint was there)."""
+    child = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    started = time.perf_counter()
+    while not os.path.exists(path) and child.poll() is None and time.perf_counter() - started < wait:
+        time.sleep(0.01)
+    time.sleep(rng.uniform(0.0, expected))
+    delay = time.perf_counter() - started
+    child.send_signal(signal.SIGKILL)
+    child.wait()
+    return delay, child.returncode == -signal.SIGKILL, os.path.exists(path)
+
+
 def kill_trials(args):
     X, y = make_higgs_like(n_samples=args.kill_n, random_state=0)
     plain = BayesianSVC(sampler="ssgld", n_chains=2, n_draws=args.kill_draws, thin=10, random_state=1).fit(X, y)
@@ -96,19 +111,10 @@ def kill_trials(args):
     for trial in range(args.trials):
         with tempfile.TemporaryDirectory(prefix="regbayes-kill-") as folder:
             path = os.path.join(folder, "fit.ckpt")
-            child = subprocess.Popen([sys.executable, "-c", KILL_FIT.format(n=args.kill_n, draws=args.kill_draws, path=path)],
-                                     stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-            # the child imports and compiles first (seconds), then samples for about `expected`: wait for its
-            # first checkpoint, then kill it at a random moment of the rest of its run
-            started = time.perf_counter()
-            while not os.path.exists(path) and child.poll() is None and time.perf_counter() - started < 120:
-                time.sleep(0.01)
-            time.sleep(rng.uniform(0.0, expected))
-            delay = time.perf_counter() - started
-            child.send_signal(signal.SIGKILL)
-            child.wait()
-            killed = child.returncode == -signal.SIGKILL
-            had_checkpoint = os.path.exists(path)
+            # the child imports and compiles first (seconds), then samples for about `expected`
+            delay, killed, had_checkpoint = kill_after_first_checkpoint(
+                [sys.executable, "-c", KILL_FIT.format(n=args.kill_n, draws=args.kill_draws, path=path)], path, rng,
+                expected, 120)
             chunks = len(checkpoint_progress(path)["chunks"]) if had_checkpoint else 0
             resumed = BayesianSVC(sampler="ssgld", n_chains=2, n_draws=args.kill_draws, thin=10, random_state=1,
                                   checkpoint=path, checkpoint_every=0).fit(X, y)
@@ -243,18 +249,9 @@ def host_kill_trials(args):
     for trial in range(args.trials):
         with tempfile.TemporaryDirectory(prefix="regbayes-kill-") as folder:
             path = os.path.join(folder, "fit.ckpt")
-            child = subprocess.Popen([sys.executable, here, "--model", args.model, "--child", path, "--kill-n",
-                                      str(args.kill_n), "--kill-iter", str(args.kill_iter)],
-                                     stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-            started = time.perf_counter()
-            while not os.path.exists(path) and child.poll() is None and time.perf_counter() - started < 300:
-                time.sleep(0.01)
-            time.sleep(rng.uniform(0.0, expected))
-            delay = time.perf_counter() - started
-            child.send_signal(signal.SIGKILL)
-            child.wait()
-            killed = child.returncode == -signal.SIGKILL
-            had_checkpoint = os.path.exists(path)
+            delay, killed, had_checkpoint = kill_after_first_checkpoint(
+                [sys.executable, here, "--model", args.model, "--child", path, "--kill-n", str(args.kill_n),
+                 "--kill-iter", str(args.kill_iter)], path, rng, expected, 300)
             done = 0
             if had_checkpoint:
                 parts = checkpoint_progress(path)[host_checkpoint.PROGRESS_KEY]

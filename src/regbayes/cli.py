@@ -242,6 +242,19 @@ def _load_svmlight(path, n_features=None):
     return load_svmlight(path, n_features=n_features)
 
 
+def _write_model(model, path, file_format):
+    """Save ``model`` to ``path`` (its folder made if missing): the library's model file, or
+    a pickle with ``--format pickle``; returns the path."""
+    out = Path(path)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    if file_format == "pickle":
+        with open(out, "wb") as f:
+            pickle.dump(model, f, protocol=pickle.HIGHEST_PROTOCOL)
+    else:
+        model.save(out)
+    return out
+
+
 def _cmd_fit(args) -> int:
     import numpy as np
 
@@ -280,14 +293,7 @@ def _cmd_fit(args) -> int:
     iteration = np.asarray(trace["iteration"]).astype(int)
     thin = int(iteration[1] - iteration[0]) if len(iteration) > 1 else (args.thin or 1)
     n_warmup = int(iteration[0]) + 1 - thin
-    out = Path(args.model_out)
-    if out.parent and not out.parent.exists():
-        out.parent.mkdir(parents=True, exist_ok=True)
-    if args.format == "pickle":
-        with open(out, "wb") as f:
-            pickle.dump(model, f, protocol=pickle.HIGHEST_PROTOCOL)
-    else:
-        model.save(out)
+    out = _write_model(model, args.model_out, args.format)
     coef = np.asarray(model.coef_)
     shown = np.array2string(coef.ravel()[:10], precision=3, separator=", ")
     print(f"BayesianSVC(sampler={args.sampler!r}) fitted on {args.data}: {X.shape[0]} rows x {X.shape[1]} "
@@ -344,13 +350,7 @@ def _fit_model(args, X, y, params) -> int:
         print(f"regbayes fit: error: {exc}", file=sys.stderr)
         return 1
     seconds = time.perf_counter() - start
-    out = Path(args.model_out)
-    out.parent.mkdir(parents=True, exist_ok=True)
-    if args.format == "pickle":
-        with open(out, "wb") as f:
-            pickle.dump(model, f, protocol=pickle.HIGHEST_PROTOCOL)
-    else:
-        model.save(out)
+    out = _write_model(model, args.model_out, args.format)
     print(f"{cls.__name__} fitted on {args.data}: {X.shape[0]} rows x {X.shape[1]} features in {seconds:.2f} s")
     if score is not None:
         print(f"  training {'accuracy' if hasattr(model, 'classes_') else 'R^2'}: {score:.4f}")
