@@ -16,6 +16,7 @@ from __future__ import annotations
 import hashlib
 import io
 import json
+import math
 import os
 import re
 import tempfile
@@ -25,6 +26,19 @@ from pathlib import Path
 import numpy as np
 
 _DATE = (1980, 1, 1, 0, 0, 0)
+
+
+def float_node(value: float):
+    """A float for JSON metadata: itself when finite, else ``{"kind": "float", "value":
+    "nan" | "inf" | "-inf"}`` (JSON has no non-finite numbers)."""
+    return value if math.isfinite(value) else {"kind": "float", "value": repr(value)}
+
+
+def float_of_node(node: dict, error: type, where: str = ""):
+    """The non-finite float of a :func:`float_node`; ``error`` for any other value."""
+    if node["value"] not in ("nan", "inf", "-inf"):
+        raise error(f"bad float {node['value']!r}{where}")
+    return float(node["value"])
 
 
 def pack(metadata_name: str, metadata: dict, arrays: dict, trailer: bytes) -> bytes:

@@ -70,7 +70,6 @@ another format version, naming an unknown class) raises :class:`ModelFileError`.
 from __future__ import annotations
 
 import dataclasses
-import math
 import re
 import warnings
 import pathlib
@@ -153,7 +152,7 @@ class _Encoder:
         if value is None or t in (bool, int, str):
             return value
         if t is float:
-            return value if math.isfinite(value) else {"kind": "float", "value": repr(value)}
+            return archive.float_node(value)
         if isinstance(value, jax.Array):
             value = np.asarray(value)
         if isinstance(value, np.ndarray):
@@ -299,9 +298,7 @@ def _decode(node, arrays: dict):
         value = arrays[node["name"]]
         return value.astype(object) if node.get("object") else value
     if kind == "float":
-        if node["value"] not in ("nan", "inf", "-inf"):
-            raise ModelFileError(f"bad float {node['value']!r}")
-        return float(node["value"])
+        return archive.float_of_node(node, ModelFileError)
     if kind == "scalar":
         dtype = np.dtype(node["dtype"])
         if dtype.kind not in SCALAR_KINDS:

@@ -38,7 +38,6 @@ from __future__ import annotations
 
 import dataclasses
 import json
-import math
 import sys
 import time
 from pathlib import Path
@@ -47,6 +46,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
+from ..archive import float_node, float_of_node
 from ..precision import maybe_x64
 from .checkpoint import CheckpointError, fingerprint, read, write
 
@@ -75,7 +75,7 @@ class _Encoder:
         if value is None or t in (bool, int, str):
             return value
         if t is float:
-            return value if math.isfinite(value) else {"kind": "float", "value": repr(value)}
+            return float_node(value)
         if isinstance(value, jax.Array):
             if jax.dtypes.issubdtype(value.dtype, jax.dtypes.prng_key):
                 return {"kind": "key", "impl": str(jax.random.key_impl(value)),
@@ -129,9 +129,7 @@ def decode(node, arrays: dict):
         return node
     kind = node["kind"]
     if kind == "float":
-        if node["value"] not in ("nan", "inf", "-inf"):
-            raise CheckpointError(f"bad float {node['value']!r} in the checkpoint")
-        return float(node["value"])
+        return float_of_node(node, CheckpointError, " in the checkpoint")
     if kind == "array":  # a copy: a run may change its state in place
         return np.array(arrays[node["name"]])
     if kind == "jax":  # 64-bit arrays stay 64-bit (they were made inside enable_x64)
