@@ -287,16 +287,16 @@ def test_auto_run_length_scales_with_the_corpus(corpus):
     AUTO_ITER_RANGE; Gibbs its default sweeps; the resolved value is n_iter_."""
     from regbayes.models.medlda import AUTO_ITER_RANGE, AUTO_PASSES, auto_iterations
 
-    assert auto_iterations("ssgrld", 65_099, 100) == int(np.ceil(AUTO_PASSES * 65_099 / 100)) == 1953
+    assert auto_iterations("ssgrld", 65_099, 100) == int(np.ceil(AUTO_PASSES * 65_099 / 100)) == 2604
     assert auto_iterations("ssgrld", 11_645, 100) == AUTO_ITER_RANGE[0]
     assert auto_iterations("ssgrld", 10**9, 100) == AUTO_ITER_RANGE[1]
-    assert auto_iterations("ssgrld", 65_099, 400) == 500 and auto_iterations("ssgrld", 300_000, 400) == 2250
+    assert auto_iterations("ssgrld", 40_000, 400) == 500 and auto_iterations("ssgrld", 300_000, 400) == 3000
     assert auto_iterations("gibbs", 65_099, 65_099) == 100
-    Xtr, ytr, *_ = corpus  # 600 documents in minibatches of 3: 3 passes are 600 iterations
+    Xtr, ytr, *_ = corpus  # 600 documents in minibatches of 3: 4 passes are 800 iterations
     for n_iter in ("auto", None):
         model = MedLDA(n_topics=3, n_iter=n_iter, batch_size=3, n_draws=1, n_transform_sweeps=2,
                        refit_classifier=False).fit(Xtr, ytr)
-        assert model.n_iter_ == 600 and model.batch_size_ == 3 and len(model.trace_["iteration"]) == 600
+        assert model.n_iter_ == 800 and model.batch_size_ == 3 and len(model.trace_["iteration"]) == 800
     assert MedLDA().get_params()["n_iter"] == "auto"
 
 
