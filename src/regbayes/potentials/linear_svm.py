@@ -138,9 +138,11 @@ def rare_feature_rows(X, batch_size: int, limit: int) -> np.ndarray:
         counts = np.diff(X.indptr)
         rows_of = lambda j: X.indices[X.indptr[j]:X.indptr[j + 1]]  # noqa: E731
     else:
+        # A rare feature's common value is off in fewer than N / b rows, so it holds more
+        # than half of any m > 2 N / b rows: it is the median of the first m rows.
         X = np.asarray(X)
-        mode = np.array([_most_common(X[:, j]) for j in range(X.shape[1])]) if X.shape[1] else np.zeros(0)
-        off = X != mode
+        m = min(n, 2 * (n // batch_size) + 1001)
+        off = X != np.median(X[:m], axis=0)
         counts = off.sum(axis=0)
         rows_of = lambda j: np.flatnonzero(off[:, j])  # noqa: E731
     chosen = np.zeros(n, bool)
@@ -153,11 +155,6 @@ def rare_feature_rows(X, batch_size: int, limit: int) -> np.ndarray:
             break
         chosen = more
     return np.flatnonzero(chosen)
-
-
-def _most_common(column):
-    values, counts = np.unique(column, return_counts=True)
-    return values[np.argmax(counts)]
 
 
 @functools.lru_cache(maxsize=None)
