@@ -1,4 +1,7 @@
 # `make demo` and `make test` each create .venv when it is missing, install the package, and run.
+# The install goes through uv (from PyPI, into .venv), which unpacks the wheels in parallel and
+# leaves byte-compiling to first import: 9 s on a fresh machine against pip's 47 s
+# (CHANGELOG.md). Where uv cannot be had or fails, pip installs instead.
 # The tests go to the pytest-xdist workers file by file: a file's tests share their compiled
 # programs and module fixtures on one worker instead of compiling them on both.
 PYTHON ?= python3
@@ -8,12 +11,14 @@ STAMP := $(VENV)/.installed
 
 .PHONY: demo test install bench clean
 
+PIP_INSTALL = ($(BIN)/python -m pip install --quiet uv && $(BIN)/uv pip install --quiet --python $(BIN)/python $(1)) \
+	|| $(BIN)/python -m pip install --quiet $(1)
+
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
-	$(BIN)/python -m pip install --quiet --upgrade pip
 
 $(STAMP): $(BIN)/python pyproject.toml
-	$(BIN)/python -m pip install --quiet -e ".[test]"
+	$(call PIP_INSTALL,-e ".[test]")
 	touch $(STAMP)
 
 install: $(STAMP)
@@ -26,7 +31,7 @@ test: $(STAMP)
 	$(BIN)/python -m pytest -q -n auto --dist loadfile tests
 
 bench: $(STAMP)
-	$(BIN)/python -m pip install --quiet -e ".[bench]"
+	$(call PIP_INSTALL,-e ".[bench]")
 	$(BIN)/python benchmarks/bayes_svm.py
 
 clean:
