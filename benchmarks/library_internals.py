@@ -102,3 +102,25 @@ def online_lda_svm_curve(X_train, y_train, X_test, y_test, k, **kwargs):
     from regbayes.experiments.topic_baseline import online_lda_svm_curve as curve
 
     return curve(X_train, y_train, X_test, y_test, k, **kwargs)
+
+
+@contextlib.contextmanager
+def counted_dask_rounds():
+    """Count the chunks that :class:`regbayes.inference.distributed.DaskChains` sends to its
+    workers (one task per group each) while the block runs: yields a dict whose ``"rounds"``
+    grows."""
+    from regbayes.inference import distributed
+
+    counts = {"rounds": 0}
+    original = distributed.DaskChains._each_group
+
+    def counting(self, fn, *args):
+        if fn == "run":
+            counts["rounds"] += 1
+        return original(self, fn, *args)
+
+    distributed.DaskChains._each_group = counting
+    try:
+        yield counts
+    finally:
+        distributed.DaskChains._each_group = original

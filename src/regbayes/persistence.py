@@ -81,7 +81,7 @@ from sklearn.feature_extraction.text import CountVectorizer
 
 from . import archive
 from .algorithms.gibbs_svm import GibbsSVMState
-from .inference.driver import SampleResult
+from .inference.result import SampleResult
 from .potentials.niw import NIW
 from .samplers.hmc import HMCState
 from .samplers.sgld import SGLDState

@@ -10,13 +10,14 @@ Both own progress, timing (compile time apart), traces, divergence detection
 converts draws for ArviZ.
 """
 from .arviz_io import diagnostics, to_inference_data
-from .driver import SampleResult, sample
+from .driver import CHAIN_METHODS, SampleResult, sample
 from .errors import DivergenceError
 from .host import Algorithm, RunResult, run
 from .progress import progress_bar
 from .step_adaptation import MixingWarning
 
 __all__ = [
+    "CHAIN_METHODS",
     "Algorithm",
     "DivergenceError",
     "MixingWarning",

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .driver import SampleResult
+from .result import SampleResult
 
 
 #: ``SampleResult.stats`` fields stored under ArviZ's conventional name.

@@ -16,7 +16,6 @@ from __future__ import annotations
 import functools
 import math
 import time
-from typing import NamedTuple
 
 import jax
 import jax.numpy as jnp
@@ -30,46 +29,7 @@ from .adaptation import DENSE_TRANSFORM_MAX, estimate_transform
 from .checks import check_finite, warn_if_stuck
 from .step_adaptation import check_draws, check_warmup
 from .progress import progress_bar
-
-
-class SampleResult(NamedTuple):
-    """Draws and per-draw records; arrays are NumPy, leading axes (chain, draw).
-
-    ``stats`` maps every field of the kernel's ``info`` to a (chain, draw, ...) array:
-    the value at the kept step, or condensed over the ``thin`` steps behind it as
-    :data:`~regbayes.samplers.base.THIN_REDUCTIONS` says (``acceptance`` averaged,
-    ``n_evaluated`` summed). ``potential``, ``acceptance`` and ``n_evaluated`` read
-    ``stats``, NaN-filled where the kernel lacks the field.
-    """
-
-    positions: np.ndarray
-    stats: dict
-    step_size: np.ndarray  # (draw,)
-    iteration: np.ndarray  # (draw,) kernel step index of each saved draw (warm-up included)
-    wall_time: np.ndarray  # (draw,) seconds since sampling started (compile excluded)
-    compile_seconds: float
-    sampling_seconds: float
-    warmup_potential: np.ndarray  # (chain, recorded warm-up step): potential at warmup_iteration (NaN: none)
-    warmup_iteration: np.ndarray  # step index of each recorded warm-up potential
-    final_states: object
-    final_keys: object = None  # (chain, 2) uint32: the key data of the chains' keys after the last step
-
-    def _stat(self, name):
-        if name in self.stats:
-            return self.stats[name]
-        return np.full(self.positions.shape[:2], np.nan)
-
-    @property
-    def potential(self) -> np.ndarray:
-        return self._stat("potential")
-
-    @property
-    def acceptance(self) -> np.ndarray:
-        return self._stat("acceptance")
-
-    @property
-    def n_evaluated(self) -> np.ndarray:
-        return self._stat("n_evaluated")
+from .result import SampleResult
 
 
 def _info_layout(kernel, state, key, data, step_size):
@@ -208,6 +168,9 @@ def _compile(*args, **static):
     return compiled, time.perf_counter() - start
 
 
+#: Where the chains run: side by side in this process, or over Dask workers.
+CHAIN_METHODS = ("vectorized", "dask")
+
 #: Bound on the buffer of positions that warm-up fills per chunk (all chains), in bytes.
 WARMUP_BUFFER_BYTES = 64 * 2**20
 
@@ -232,6 +195,8 @@ def sample(
     checkpoint_every: float = 60.0,
     start: SampleResult | None = None,
     calibrate=None,
+    chain_method: str = "vectorized",
+    client=None,
 ) -> SampleResult:
     """Run ``kernel`` from ``initial_positions`` (shape (n_chains, *position_shape)).
 
@@ -270,10 +235,18 @@ def sample(
     mixing: a warning at the end of warm-up when it was too short for the adapted steps, and one after
     sampling when the draws' smallest bulk ESS is under 20 % of them.
 
+    ``chain_method="vectorized"`` runs the chains side by side in this process (``vmap``);
+    ``"dask"`` spreads them over the workers of a Dask cluster, ``vmap``-ed within each
+    (:mod:`regbayes.inference.distributed`): ``client`` (a ``distributed.Client`` or a
+    scheduler address), else Dask's current client, else an embedded ``LocalCluster``
+    with one worker per core. The draws are those of ``"vectorized"``.
+
     Raises :class:`DivergenceError` on a non-finite position or an infinite recorded
     value (potential, thermostat, ...), and warns (``RuntimeWarning``) when a chain
     accepted under ``STUCK_ACCEPTANCE`` of its proposals over the draws.
     """
+    if chain_method not in CHAIN_METHODS:
+        raise ValueError(f"chain_method must be one of {CHAIN_METHODS}, got {chain_method!r}")
     if n_draws < 1:
         raise ValueError(f"n_draws must be >= 1, got {n_draws}")
     if n_warmup < 0:
@@ -327,6 +300,11 @@ def sample(
             np.asarray(initial_positions), t_start, repr(calibrate), *checkpoints.host_leaves(key if start is None else keys),
             *checkpoints.host_leaves(data))
         saver = checkpoints.RunCheckpoint(checkpoint, run_id, float(checkpoint_every), (states, keys))
+    chains = None
+    if chain_method == "dask":
+        from .distributed import DaskChains
+
+        chains = DaskChains(client, kernel, data, n_chains)
     bar = progress_bar(total_steps, desc or kernel.name, progress)
 
     compiled_cache: dict = {}
@@ -354,11 +332,15 @@ def sample(
         name = (step_thin, n_saved) if static_thin else None
         if name not in compiled_cache:
             t0 = jnp.asarray(0.0, jnp.float32)
-            static = dict(kernel=kernel, schedule_fn=schedule_fn, capacity=capacity)
+            static = dict(schedule_fn=schedule_fn, capacity=capacity)
             if static_thin:
                 static.update(static_thin=step_thin, static_saved=n_saved)
-            args = (states, keys, data, t0, int_zero, int_zero, schedule_tree)
-            compiled_cache[name], seconds = _compile(*args, **static)
+            if chains is not None:
+                compiled_cache[name], seconds = chains.program(
+                    name, states, keys, static, jax.tree_util.tree_map(np.asarray, (t0, int_zero, int_zero, schedule_tree)))
+            else:
+                args = (states, keys, data, t0, int_zero, int_zero, schedule_tree)
+                compiled_cache[name], seconds = _compile(*args, kernel=kernel, **static)
             compile_seconds += seconds
         return compiled_cache[name]
 
@@ -460,6 +442,8 @@ def sample(
         states, keys, pos_parts, stats_parts, wall = run_phase(states, keys, n_draws * thin, thin, True, n_chunks, draws=True)
     finally:
         bar.close()
+        if chains is not None:
+            chains.close()
 
     iteration = t_start + n_warmup + thin * np.arange(1, n_draws + 1) - 1
     step_sizes = np.asarray(schedule(jnp.asarray(iteration, jnp.float32)), dtype=np.float64)

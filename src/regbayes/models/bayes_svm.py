@@ -28,7 +28,7 @@ from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from ..algorithms import gibbs_svm
-from ..inference import sample, to_inference_data
+from ..inference import CHAIN_METHODS, sample, to_inference_data
 from .. import potentials
 from ..potentials import SVMData, build_potential, csr_to_padded
 from ..precision import maybe_x64
@@ -113,6 +113,11 @@ class BayesianSVC(ClassifierMixin, RegBayesEstimator):
         :class:`~regbayes.inference.checkpoint.CheckpointError`.
     checkpoint_every : float, default=60.0
         Seconds between checkpoints (0: after every chunk of steps).
+    chain_method : {"vectorized", "dask"}, default="vectorized"
+        Where the chains run: side by side in this process, or spread over the workers of
+        a Dask cluster (Dask's current ``Client``, one the user created, else an embedded
+        ``LocalCluster`` with one single-threaded worker per core), ``vmap``-ed within
+        each (:mod:`regbayes.inference.distributed`). The draws are the same.
 
     Attributes
     ----------
@@ -166,6 +171,7 @@ class BayesianSVC(ClassifierMixin, RegBayesEstimator):
         "progress": ["boolean"],
         "checkpoint": [str, os.PathLike, None],
         "checkpoint_every": [Interval(Real, 0, None, closed="left")],
+        "chain_method": [StrOptions(set(CHAIN_METHODS))],
     }
 
     def __init__(
@@ -188,6 +194,7 @@ class BayesianSVC(ClassifierMixin, RegBayesEstimator):
         progress=False,
         checkpoint=None,
         checkpoint_every=60.0,
+        chain_method="vectorized",
     ):
         self.C = C
         self.margin = margin
@@ -207,6 +214,7 @@ class BayesianSVC(ClassifierMixin, RegBayesEstimator):
         self.progress = progress
         self.checkpoint = checkpoint
         self.checkpoint_every = checkpoint_every
+        self.chain_method = chain_method
 
     # ------------------------------------------------------------------ checks
     def _batch_size(self, n_samples):
@@ -303,6 +311,7 @@ class BayesianSVC(ClassifierMixin, RegBayesEstimator):
                 checkpoint=self.checkpoint,
                 checkpoint_every=self.checkpoint_every,
                 calibrate=calibration,
+                chain_method=self.chain_method,
             )
         self.step_scale_ = None if calibration is None else calibration.scales.reshape(shape)
         self._n_train = n
@@ -357,7 +366,7 @@ class BayesianSVC(ClassifierMixin, RegBayesEstimator):
             data = self._svm_data(X, codes, np.float64 if use_x64 else np.float32)
             more = sample(self._kernel(self.batch_size_, self.preconditioner_), data, None, None, n_warmup=0,
                           n_draws=n_draws, thin=self.thin_, step_size=self.step_size_, start=previous,
-                          progress=self.progress, desc=f"BayesianSVC[{self.sampler}]")
+                          progress=self.progress, desc=f"BayesianSVC[{self.sampler}]", chain_method=self.chain_method)
         both = more._replace(
             positions=np.concatenate([previous.positions, more.positions], axis=1),
             stats={f: np.concatenate([previous.stats[f], more.stats[f]], axis=1) for f in previous.stats},
