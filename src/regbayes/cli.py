@@ -140,6 +140,9 @@ def build_parser() -> argparse.ArgumentParser:
                    help="seconds between checkpoints (default: %(default)s; 0: after every chunk of steps, or "
                    "every iteration of the other models)")
     p.add_argument("--no-progress", action="store_true", help="hide the progress bar")
+    p.add_argument("--scheduler", metavar="ADDRESS|local", default=None,
+                   help="spread the chains over the workers of a Dask cluster: a scheduler's address, or 'local' "
+                        "for a local cluster of one worker per core (BayesianSVC; needs regbayes[dask])")
 
     p = sub.add_parser("predict", help="predict with a saved model",
                        description="Print one prediction per row of DATA (svmlight). With --proba, "
@@ -272,6 +275,16 @@ def _cmd_fit(args) -> int:
     params = _parse_params(args.param)
     if isinstance(params, str):
         return _error("fit", params)
+    if args.scheduler is not None:
+        if args.model != "bayes-svc":
+            return _error("fit", f"--scheduler spreads the chains of --model bayes-svc over Dask workers; "
+                          f"{args.model} runs in this process")
+        from .inference.distributed import ClusterError, resolve_client
+
+        try:  # the client made here is Dask's current one, which chain_method="dask" uses
+            resolve_client(None if args.scheduler == "local" else args.scheduler)
+        except (ClusterError, ImportError) as exc:
+            return _error("fit", str(exc))
     if args.model != "bayes-svc":
         return _fit_model(args, X, y, params)
     model = BayesianSVC(
@@ -279,7 +292,7 @@ def _cmd_fit(args) -> int:
         n_warmup=args.n_warmup, n_chains=args.n_chains, thin=args.thin, batch_size=args.batch_size,
         step_size=args.step_size, schedule=args.schedule, fit_intercept=not args.no_intercept,
         random_state=args.seed, progress=not args.no_progress, checkpoint=args.checkpoint,
-        checkpoint_every=args.checkpoint_every,
+        checkpoint_every=args.checkpoint_every, chain_method="vectorized" if args.scheduler is None else "dask",
     )
     start = time.perf_counter()
     try:

@@ -141,3 +141,25 @@ def test_bad_chain_method_and_unreachable_scheduler(monkeypatch):
                chain_method="dask", client="tcp://127.0.0.1:9")
     with pytest.raises(TypeError, match="client must be"):
         dask_chains.resolve_client(object())
+
+
+def test_cli_fit_with_a_scheduler(client, tmp_path, monkeypatch, capsys):
+    """``regbayes fit --scheduler ADDRESS`` runs BayesianSVC's chains on that cluster; an
+    unreachable address and a model the driver's chains do not run are clear errors."""
+    from sklearn.datasets import dump_svmlight_file
+
+    from regbayes import cli
+
+    _, X, y = svm_data(n=120, d=3, seed=1)  # the estimator test's shapes: its programs serve
+    train = tmp_path / "train.svm"
+    dump_svmlight_file(X, y, str(train))
+    common = [str(train), "--model-out", str(tmp_path / "m.npz"), "--n-chains", "2", "--n-draws", "40",
+              "--n-warmup", "20", "--sampler", "gibbs", "--no-progress"]
+    assert cli.main(["fit", *common, "--scheduler", client.scheduler.address]) == 0
+    assert "2 chain(s) x 40" in capsys.readouterr().out
+    monkeypatch.setattr(dask_chains, "CONNECT_TIMEOUT", 1.0)
+    assert cli.main(["fit", *common, "--scheduler", "tcp://127.0.0.1:9"]) == 2
+    assert "cannot reach the Dask scheduler" in capsys.readouterr().err
+    assert cli.main(["fit", str(train), "--model-out", str(tmp_path / "m.npz"), "--model", "m2dpm",
+                     "--scheduler", "local"]) == 2
+    assert "--scheduler spreads the chains of --model bayes-svc" in capsys.readouterr().err
