@@ -117,7 +117,8 @@ class BayesianSVC(ClassifierMixin, RegBayesEstimator):
         Where the chains run: side by side in this process, or spread over the workers of
         a Dask cluster (Dask's current ``Client``, one the user created, else an embedded
         ``LocalCluster`` with one single-threaded worker per core), ``vmap``-ed within
-        each (:mod:`regbayes.inference.distributed`). The draws are the same.
+        each (:mod:`regbayes.inference.distributed`). The draws are the same. A script
+        that starts the local cluster needs an ``if __name__ == "__main__":`` guard.
 
     Attributes
     ----------
