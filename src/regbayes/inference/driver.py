@@ -82,24 +82,24 @@ def _run_block(
         carried = {f: v for f, v in varying.items() if THIN_REDUCTIONS.get(f) in ("mean", "sum")}
 
         def advance(state, key, t):
-            """``thin`` kernel steps; the kept step's varying info, condensed where it is carried."""
+            """``thin`` kernel steps; the kept step's varying info, condensed where it is carried.
 
-            def inner(j, carry):
-                state, key, sums = carry
+            One loop of ``thin`` steps, so that the kernel's step is traced and compiled
+            once; the fields read from the kept step alone are carried too (the last
+            step's values remain)."""
+
+            def body(j, carry):
+                state, key, sums, last = carry
                 key, sub = jax.random.split(key)
                 state, info = kernel.step(sub, state, data, schedule(t + j))
-                return state, key, {f: sums[f] + getattr(info, f) for f in sums}
+                return state, key, {f: sums[f] + getattr(info, f) for f in sums}, {f: getattr(info, f) for f in last}
 
             zeros = {f: jnp.zeros(v.shape, v.dtype) for f, v in carried.items()}
-            state, key, sums = jax.lax.fori_loop(0, thin - 1, inner, (state, key, zeros))
-            t = t + (thin - 1)
-            key, sub = jax.random.split(key)
-            state, last = kernel.step(sub, state, data, schedule(t))
-            record = {f: getattr(last, f) for f in varying}
+            kept = {f: jnp.zeros(v.shape, v.dtype) for f, v in varying.items() if f not in carried}
+            state, key, sums, record = jax.lax.fori_loop(0, thin, body, (state, key, zeros, kept))
             for f in carried:
-                total = sums[f] + record[f]
-                record[f] = total / thin if THIN_REDUCTIONS[f] == "mean" else total
-            return state, key, t + 1.0, record
+                record[f] = sums[f] / thin if THIN_REDUCTIONS[f] == "mean" else sums[f]
+            return state, key, t + thin, record
 
         per_chunk = {f: jnp.asarray(thin * v if THIN_REDUCTIONS.get(f) == "sum" else v) for f, v in fixed.items()}
 
