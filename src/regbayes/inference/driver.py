@@ -76,9 +76,8 @@ def _run_block(
 
     def one_chain(state, key):
         fixed, varying = _info_layout(kernel, state, key, data, schedule(t0))
-        # Only fields that are condensed over the thinned steps are carried through them;
-        # the others are read from the kept step alone (the compiler then drops their
-        # computation, e.g. a minibatch potential, from the steps in between).
+        # Fields condensed over the thinned steps (THIN_REDUCTIONS) are summed through
+        # them; the others are the kept step's own values.
         carried = {f: v for f, v in varying.items() if THIN_REDUCTIONS.get(f) in ("mean", "sum")}
 
         def advance(state, key, t):
