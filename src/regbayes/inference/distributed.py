@@ -2,7 +2,7 @@
 
 ``sample(..., chain_method="dask")`` splits the chains into contiguous groups, one per
 worker and as equal as possible, sends the kernel and the data to each worker once, and
-runs every chunk of the run as one task per group: only the chains' states, keys and
+runs every chunk of the run as one call per group: only the chains' states, keys and
 draws travel. Warm-up adaptation (which pools the draws of all chains), checkpoints,
 divergence checks and progress stay with the caller, between chunks, as in one process.
 Every chain has its own key, and a ``vmap``-ed chain computes the same numbers whichever
@@ -107,7 +107,7 @@ def _pin_to_one_core(dask_worker=None):
     """Bind every thread of this worker process to one core (worker i to the i-th core it
     may use, on Linux): XLA's CPU runtime runs a program's independent operations on a
     pool of threads, so that two unbound workers each take both cores and slow each other
-    (measured in BENCHMARKS.md). Threads started later inherit the binding."""
+    (measured: CHANGELOG.md, 2026-11-28). Threads started later inherit the binding."""
     if not hasattr(os, "sched_setaffinity") or dask_worker is None:
         return None
     cores = sorted(os.sched_getaffinity(0))
