@@ -36,9 +36,10 @@ import numpy as np
 from ..precision import maybe_x64
 from ..rng import KEY_IMPL
 
-#: Environment of the embedded cluster's workers: one thread each for XLA, numba and BLAS.
+#: Environment of the embedded cluster's workers: one thread each for XLA's Eigen
+#: kernels, numba and BLAS (XLA's runtime keeps a pool of its own: see _pin_to_one_core).
 WORKER_ENV = {
-    "XLA_FLAGS": "--xla_cpu_multi_thread_eigen=false intra_op_parallelism_threads=1",
+    "XLA_FLAGS": "--xla_cpu_multi_thread_eigen=false",
     "NUMBA_NUM_THREADS": "1",
     "OMP_NUM_THREADS": "1",
     "OPENBLAS_NUM_THREADS": "1",
