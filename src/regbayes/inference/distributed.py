@@ -250,15 +250,16 @@ class DaskChains:
         """``call()``; when a worker was lost, the runners again on the workers there are, then ``call()`` again."""
         for attempt in range(MAX_RETRIES + 1):
             try:
+                if attempt:  # placed again inside the try: a worker lost meanwhile counts as another loss
+                    self._place()
+                    for name, (static, args) in list(self.programs.items()):
+                        self._each_group("compile", *self._example, name, static, args)
                 return call()
             except Exception as err:  # noqa: BLE001 - sorted below
                 if not _is_lost_worker(err):
                     raise
                 if attempt == MAX_RETRIES:
                     raise ClusterError(f"the chains' workers were lost {MAX_RETRIES + 1} times; last: {err!r}") from err
-                self._place()
-                for name, (static, args) in list(self.programs.items()):
-                    self._each_group("compile", *self._example, name, static, args)
 
     def program(self, name, states, keys, static, args):
         """A callable with the compiled block's signature, running on the workers; and the
