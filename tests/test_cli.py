@@ -6,6 +6,7 @@ from __future__ import annotations
 import bz2
 import json
 import pickle
+import warnings
 
 import numpy as np
 import pytest
@@ -327,3 +328,35 @@ def test_reproduce_data_errors(tmp_path, http_server, monkeypatch, capsys):  # n
     err = capsys.readouterr().err
     assert "Checksum mismatch" in err and "The file was not used" in err
     assert list((tmp_path / "cache" / "20news").iterdir()) == [] and not out.exists()
+
+
+def test_fit_reads_parquet_data_block_by_block(tmp_path, capsys):
+    """``regbayes fit`` on a directory of Parquet files (data larger than memory): the
+    label column named by --label, the training accuracy computed block by block."""
+    pa = pytest.importorskip("pyarrow")
+    pq = pytest.importorskip("pyarrow.parquet")
+    from regbayes.datasets import make_bayes_svm_2d
+
+    X, y = make_bayes_svm_2d(4_000, random_state=0)[:2]
+    folder = tmp_path / "train"
+    folder.mkdir()
+    for k in range(2):
+        rows = slice(2_000 * k, 2_000 * (k + 1))
+        pq.write_table(pa.table({"a": X[rows, 0], "b": X[rows, 1], "label": y[rows]}), folder / f"part-{k}.parquet",
+                       row_group_size=250)
+    out = tmp_path / "m.npz"
+    argv = ["fit", str(folder), "--label", "label", "--model-out", str(out), "--n-draws", "50", "--n-warmup", "200",
+            "--thin", "2", "--batch-size", "20", "--no-progress"]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # 4,000 rows: the pool holds much of them
+        assert cli.main(argv) == 0
+    printed = capsys.readouterr().out
+    assert "4000 rows x 2 features" in printed and "read in 16 blocks" in printed
+    accuracy = float(printed.split("training accuracy: ")[1].split()[0])
+    model = regbayes.load(out)
+    pd = pytest.importorskip("pandas")
+    assert accuracy == pytest.approx(np.mean(model.predict(pd.DataFrame(X, columns=["a", "b"])) == y))
+    assert cli.main(argv[:2] + argv[4:]) == 2  # no --label
+    assert "--label" in capsys.readouterr().err
+    assert cli.main(argv + ["--scheduler", "local"]) == 2
+    assert "block by block" in capsys.readouterr().err

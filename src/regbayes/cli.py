@@ -32,6 +32,7 @@ import os
 import pickle
 import sys
 import time
+import warnings
 from pathlib import Path
 
 __all__ = ["main", "build_parser"]
@@ -110,7 +111,13 @@ def build_parser() -> argparse.ArgumentParser:
                        description="Fit BayesianSVC (or the --model) to DATA (svmlight/LIBSVM, optionally compressed) "
                        "and save the fitted estimator to --model-out: a regbayes model file (arrays and JSON "
                        "metadata in an .npz, loaded without pickle by regbayes.load), or a pickle with --format pickle.")
-    p.add_argument("data", metavar="DATA", help="svmlight/LIBSVM training file (word counts for the topic models)")
+    p.add_argument("data", metavar="DATA",
+                   help="svmlight/LIBSVM training file (word counts for the topic models), read into memory; or data "
+                   "larger than memory, read block by block (bayes-svc with ssgld/ssgnht; needs regbayes[outofcore] "
+                   "for Parquet and Zarr): a Parquet file, directory or glob (--label names the label column), a "
+                   "Zarr group with arrays X and y, or a directory or glob of svmlight files")
+    p.add_argument("--label", metavar="NAME", default=None,
+                   help="the label column of Parquet data, or the label array of a Zarr group (default there: y)")
     p.add_argument("--model", choices=tuple(MODELS), default="bayes-svc",
                    help="the estimator (default: %(default)s); the options --sampler to --no-intercept set "
                    "bayes-svc's parameters, --param those of any model")
@@ -266,12 +273,25 @@ def _cmd_fit(args) -> int:
 
     if args.n_warmup is not None and args.n_warmup < 0:
         return _error("fit", f"--n-warmup must be >= 0, got {args.n_warmup}")
-    if not Path(args.data).is_file():
+    streamed = _read_by_blocks(args.data)
+    if streamed:
+        if args.model != "bayes-svc" or args.scheduler is not None or args.checkpoint is not None:
+            return _error("fit", f"{args.data} is read block by block, which --model bayes-svc does in this process "
+                          "without a checkpoint (no --scheduler, --checkpoint); for another model pass one svmlight file")
+        from .datasets import open_row_blocks
+
+        try:
+            X, y = open_row_blocks(args.data, args.label), None
+        except (ValueError, OSError, ImportError) as exc:
+            hint = " (--label NAME)" if "name of the label" in str(exc) else ""
+            return _error("fit", f"{exc}{hint}")
+    elif not Path(args.data).is_file():
         return _error("fit", f"no such file: {args.data}")
-    try:
-        X, y = _load_svmlight(args.data)
-    except (ValueError, OSError) as exc:
-        return _error("fit", str(exc))
+    else:
+        try:
+            X, y = _load_svmlight(args.data)
+        except (ValueError, OSError) as exc:
+            return _error("fit", str(exc))
     params = _parse_params(args.param)
     if isinstance(params, str):
         return _error("fit", params)
@@ -309,17 +329,39 @@ def _cmd_fit(args) -> int:
     out = _write_model(model, args.model_out, args.format)
     coef = np.asarray(model.coef_)
     shown = np.array2string(coef.ravel()[:10], precision=3, separator=", ")
-    print(f"BayesianSVC(sampler={args.sampler!r}) fitted on {args.data}: {X.shape[0]} rows x {X.shape[1]} "
-          f"features, classes {list(model.classes_)}")
+    n_rows = X.n_rows if streamed else X.shape[0]
+    print(f"BayesianSVC(sampler={args.sampler!r}) fitted on {args.data}: {n_rows} rows x {model.n_features_in_} "
+          f"features, classes {list(model.classes_)}" + (f", read in {len(X.block_sizes)} blocks" if streamed else ""))
     print(f"  draws: {args.n_chains} chain(s) x {args.n_draws} (warm-up {n_warmup}, thin {thin}); "
           f"fit {seconds:.2f} s (compile {trace['compile_seconds']:.2f} s, sampling {trace['sampling_seconds']:.2f} s)")
-    print(f"  training accuracy: {model.score(X, y):.4f}")
+    print(f"  training accuracy: {_blockwise_score(model, X) if streamed else model.score(X, y):.4f}")
     print(f"  min ESS: {diag['min_ess']:.1f}   max R-hat: {diag['max_rhat']:.3f}" +
           ("" if args.n_chains > 1 else " (R-hat needs 2+ chains)"))
     print(f"  posterior-mean weights{' (first 10)' if coef.size > 10 else ''}: {shown}")
     print(f"  posterior-mean intercept: {np.array2string(np.asarray(model.intercept_), precision=3)}")
     print(f"model saved to {out} ({'pickle' if args.format == 'pickle' else 'regbayes model file'})")
     return 0
+
+
+def _read_by_blocks(data: str) -> bool:
+    """Whether ``regbayes fit`` reads DATA block by block: anything but one svmlight file."""
+    path = Path(data)
+    if path.is_dir() or any(ch in data for ch in "*?["):
+        return True
+    return path.suffix in (".parquet", ".parq", ".pq", ".zarr")
+
+
+def _blockwise_score(model, blocks) -> float:
+    """``model``'s accuracy on :class:`~regbayes.datasets.RowBlocks`, one block in memory at a time."""
+    import numpy as np
+
+    correct = 0
+    for i in np.flatnonzero(blocks.block_sizes):
+        X, y = blocks.read(int(i))
+        with warnings.catch_warnings():  # the blocks' columns are the fit's, in its order
+            warnings.filterwarnings("ignore", message="X does not have valid feature names")
+            correct += int(np.sum(model.predict(X) == np.asarray(y)))
+    return correct / blocks.n_rows
 
 
 def _parse_params(items):

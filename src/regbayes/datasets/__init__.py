@@ -34,6 +34,9 @@ Paper 001's real data sets: ``load_protein_fold`` (Ding and Dubchak's protein fo
 Table 3) and ``load_parkinsons`` (UCI Parkinson's, Table 4), with generated stand-ins
 ``make_protein_fold_like`` and ``make_parkinsons_like``.
 
+Data larger than memory: ``open_row_blocks`` reads Parquet, Zarr, svmlight files or a
+Dask collection as ``RowBlocks``, one block at a time (``BayesianSVC.fit`` takes a path).
+
 Files: ``load_svmlight`` (plain/gz/bz2/xz). Public data sets: ``fetch_realsim``,
 ``fetch_ijcnn1``, ``fetch_higgs``, ``fetch_protein``, ``fetch_dataset`` (any registered
 svmlight/CSV set), ``fetch_dataset_files``; ``list_datasets`` and
@@ -59,6 +62,7 @@ from .higgs_like import make_higgs_like
 from .latent_features import LatentData, make_latent_classification, make_latent_multilabel, make_latent_multitask_regression
 from .multiple_features import MultiViewData, concat_views, load_multiple_features, multiple_features_split
 from .registry import BundledDataset, DatasetSpec, RemoteFile, SystemDataset, get_dataset, list_datasets
+from .row_blocks import RowBlocks, open_row_blocks
 from .svmlight import load_svmlight
 from .text import (
     CountCorpus,
@@ -114,6 +118,8 @@ __all__ = [
     "make_parkinsons_like",
     "write_parkinsons_csv",
     "load_svmlight",
+    "RowBlocks",
+    "open_row_blocks",
     "read_svmlight_dense",
     "read_csv_dense",
     "get_data_home",

@@ -240,6 +240,10 @@ def sample(
     scheduler address), else Dask's current client, else an embedded ``LocalCluster``
     with one worker per core. The draws are those of ``"vectorized"``.
 
+    ``data`` may also be a :class:`~regbayes.inference.streaming.BlockStream`: a pool of
+    blocks of a data set larger than memory, refilled between chunks of at most its
+    ``steps_per_chunk`` steps (``chain_method="vectorized"``, no checkpoint).
+
     Raises :class:`DivergenceError` on a non-finite position or an infinite recorded
     value (potential, thermostat, ...), and warns (``RuntimeWarning``) when a chain
     accepted under ``STUCK_ACCEPTANCE`` of its proposals over the draws.
@@ -252,6 +256,11 @@ def sample(
         raise ValueError(f"n_warmup must be >= 0, got {n_warmup}")
     if thin < 1:
         raise ValueError(f"thin must be >= 1, got {thin}")
+    stream = data if hasattr(data, "advance") else None
+    if stream is not None:
+        if chain_method != "vectorized" or checkpoint is not None:
+            raise ValueError("data streamed from disk run with chain_method='vectorized' and without a checkpoint")
+        data = stream.data
     schedule = as_schedule(step_size)
     if isinstance(schedule, (Constant, Polynomial)):
         schedule_tree, schedule_fn = jax.tree_util.tree_map(lambda v: jnp.asarray(v, jnp.float32), schedule), None
@@ -355,7 +364,7 @@ def sample(
         compiled a program for this thin (which the draws then reuse): a program costs
         seconds to compile, the fixed count microseconds per kept draw (CHANGELOG.md).
         """
-        nonlocal elapsed, t
+        nonlocal elapsed, t, data
         keep = thin_
         if not draws and not static_thin:
             thin_ = 1
@@ -364,7 +373,12 @@ def sample(
         parts, stats_out, wall = [], [], []
         recorded_steps.clear()
         recorded_potential.clear()
-        plan = [(size, thin_) for size in _chunks(n_steps // thin_, max(n_pieces, math.ceil(n_steps / thin_ / capacity)))]
+        pieces = max(n_pieces, math.ceil(n_steps / thin_ / capacity))
+        if stream is not None:  # the pool is refilled between chunks
+            if thin_ > stream.steps_per_chunk:
+                raise ValueError(f"thin={thin_} is longer than the stream's chunk of {stream.steps_per_chunk} steps")
+            pieces = max(pieces, math.ceil(n_steps / (stream.steps_per_chunk // thin_ * thin_)))
+        plan = [(size, thin_) for size in _chunks(n_steps // thin_, pieces)]
         if n_steps % thin_:
             plan.append((n_steps % thin_, 1))
         fixed_draws = (
@@ -385,6 +399,8 @@ def sample(
                     states, keys, data, np.float32(t), np.int32(size), np.int32(step_thin), schedule_tree
                 )
                 jax.block_until_ready(states)
+                if stream is not None:
+                    data = stream.advance(size * step_thin)
                 seconds = time.perf_counter() - start
                 # to the host first, then slice: slicing on the device would dispatch (and for
                 # each new chunk size compile) small programs of its own

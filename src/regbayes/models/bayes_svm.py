@@ -28,6 +28,7 @@ from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from ..algorithms import gibbs_svm
+from ..datasets.row_blocks import is_row_source
 from ..inference import CHAIN_METHODS, sample, to_inference_data
 from .. import potentials
 from ..potentials import SVMData, build_potential, csr_to_padded
@@ -36,6 +37,7 @@ from ..samplers import defaults, shmc, srwm, ssgld, ssgnht
 from ..validation import FLOAT32_SCALE, check_feature_scale, check_finite_features, check_int
 from .base import RegBayesEstimator, vote_fractions
 from .svm_noise import noise_calibration
+from .svm_stream import fit_from_blocks
 
 SAMPLERS = ("gibbs", "shmc", "ssgld", "ssgnht", "srwm")
 SCHEDULES = ("adagrad", "polynomial", "constant")
@@ -260,9 +262,16 @@ class BayesianSVC(ClassifierMixin, RegBayesEstimator):
         return srwm(potential)
 
     # ------------------------------------------------------------------ fit
-    def fit(self, X, y):
-        """Sample the posterior of the weights given training data ``X`` (dense or sparse), ``y``."""
+    def fit(self, X, y=None):
+        """Sample the posterior of the weights given training data ``X`` (dense or sparse), ``y``.
+
+        ``X`` may also be data larger than memory, read from disk block by block
+        (:mod:`regbayes.models.svm_stream`; ``sampler`` 'ssgld' or 'ssgnht'): a path to
+        Parquet files (``y`` names the label column), a Zarr group (arrays ``X`` and ``y``),
+        svmlight files (``y=None``), or a Dask array or dataframe."""
         self._validate_params()
+        if is_row_source(X):
+            return fit_from_blocks(self, X, y)
         X, y = validate_data(self, X, y, accept_sparse="csr", dtype=[np.float64, np.float32], copy=False)
         check_finite_features(X)
         check_feature_scale(X, "BayesianSVC", largest=FLOAT32_SCALE[1])

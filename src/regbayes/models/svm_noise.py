@@ -18,11 +18,7 @@ def noise_calibration(est, X, codes, h, n_warmup, batch_size, n_coords) -> Noise
     the variance of the minibatch subgradient from at most ``NOISE_ROWS`` of the rows that
     minibatches are drawn from (the exact rows add no noise), and the full-data
     subgradient for the curvature (those rows' estimate plus the exact rows')."""
-    h_end = float(h(n_warmup)) if callable(h) else float(h)
-    if est.sampler == "ssgnht":
-        kind, step = "thermostat", h_end  # h / A with A = 1
-    else:
-        kind, step = ("adagrad" if est.preconditioner_ == "adagrad" else "langevin"), 0.5 * h_end**2
+    kind, step = _step_kind(est, h, n_warmup)
     drawn = np.setdiff1d(np.arange(X.shape[0]), est.exact_rows_)
     rows = np.sort(np.random.default_rng(0).choice(drawn, NOISE_ROWS, replace=False)) if len(drawn) > NOISE_ROWS else drawn
     (Xh, labels), exact = (_host_rows(est, X, codes, r) for r in (rows, est.exact_rows_))
@@ -39,6 +35,37 @@ def noise_calibration(est, X, codes, h, n_warmup, batch_size, n_coords) -> Noise
         return g
 
     return NoiseCalibration(noise, kind, step, n_coords, gradient)
+
+
+def stream_noise_calibration(est, sample, h, n_warmup, n_coords, n_total, steps_per_block) -> NoiseCalibration:
+    """:class:`NoiseCalibration` of a BayesianSVC fit on data streamed from disk
+    (:mod:`regbayes.inference.streaming`), from ``sample = (X, codes, blocks)``: rows of a
+    sample of blocks (drawn with probability proportional to their rows) and the block of
+    each row. The noise per step is the minibatch's ``V`` plus the pool's,
+    ``r N^2 Var_B(g_B)`` with ``r = steps_per_block`` (the module docstring of
+    :mod:`~regbayes.inference.streaming`); the curvature's gradient is the sample's,
+    scaled to ``n_total`` rows."""
+    X, codes, blocks, block_rows = sample
+    kind, step = _step_kind(est, h, n_warmup)
+    Xh, labels = _host_rows(est, X, codes, np.arange(X.shape[0]))
+    factor = (n_total / Xh.shape[0]) ** 2
+
+    def noise(position, T):
+        V = factor * potentials.minibatch_noise(Xh, labels, position, est.C, est.margin, est.batch_size_, T)
+        return V + steps_per_block * n_total**2 * potentials.block_noise(Xh, labels, blocks, block_rows, position, est.C, est.margin, T)
+
+    def gradient(position):
+        return potentials.full_subgradient(Xh, labels, position, est.C, est.margin, est.prior_scale, n_total / Xh.shape[0])
+
+    return NoiseCalibration(noise, kind, step, n_coords, gradient)
+
+
+def _step_kind(est, h, n_warmup):
+    """The calibration's kind and step for ``est``'s sampler at the end of warm-up."""
+    h_end = float(h(n_warmup)) if callable(h) else float(h)
+    if est.sampler == "ssgnht":
+        return "thermostat", h_end  # h / A with A = 1
+    return ("adagrad" if est.preconditioner_ == "adagrad" else "langevin"), 0.5 * h_end**2
 
 
 def _host_rows(est, X, codes, rows):

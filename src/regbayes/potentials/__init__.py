@@ -2,6 +2,7 @@
 from .features import PaddedRows, csr_to_padded
 from .linear_svm import (
     SVMData,
+    block_noise,
     build_potential,
     full_subgradient,
     minibatch_noise,
@@ -10,5 +11,5 @@ from .linear_svm import (
     weight_norm_bound,
 )
 
-__all__ = ["PaddedRows", "SVMData", "build_potential", "csr_to_padded", "full_subgradient", "minibatch_noise",
+__all__ = ["PaddedRows", "SVMData", "block_noise", "build_potential", "csr_to_padded", "full_subgradient", "minibatch_noise",
            "rare_feature_rows", "sigma_ref", "weight_norm_bound"]

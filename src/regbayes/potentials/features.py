@@ -48,17 +48,21 @@ class PaddedRows:
 Design = Union[jnp.ndarray, PaddedRows]
 
 
-def csr_to_padded(X: sp.spmatrix, dtype=np.float32, intercept: bool = False) -> PaddedRows:
+def csr_to_padded(X: sp.spmatrix, dtype=np.float32, intercept: bool = False, width: int | None = None) -> PaddedRows:
     """Convert a SciPy sparse matrix to :class:`PaddedRows` without densifying it.
 
-    With ``intercept=True`` a constant-1 column is appended (column index ``d``).
+    With ``intercept=True`` a constant-1 column is appended (column index ``d``). ``width``
+    (at least the widest row, intercept included) pads every row to that many entries, so
+    that blocks of one data set share a shape.
     """
     X = sp.csr_matrix(X)
     X.sort_indices()
     n, d = X.shape
     nnz_per_row = np.diff(X.indptr)
-    width = int(nnz_per_row.max(initial=0)) + (1 if intercept else 0)
-    width = max(width, 1)
+    widest = int(nnz_per_row.max(initial=0)) + (1 if intercept else 0)
+    if width is not None and width < widest:
+        raise ValueError(f"width={width} is narrower than the widest row ({widest} entries)")
+    width = max(widest, 1) if width is None else width
     indices = np.zeros((n, width), dtype=np.int32)
     values = np.zeros((n, width), dtype=dtype)
     rows = np.repeat(np.arange(n), nnz_per_row)

@@ -32,7 +32,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from . import features
-from .minibatch import rows_with_replacement
+from .minibatch import rows_from_slots, rows_with_replacement
 from .hinge import binary_hinge, crammer_singer_hinge
 from .base import Potential
 
@@ -46,6 +46,12 @@ class SVMData(NamedTuple):
     padding: minibatches are drawn from those rows and scaled by their number, so that
     one compiled sampler serves every data size padded to the same shape (zero rows add
     no subgradient to a full-data evaluation either).
+
+    ``slot_rows`` and ``n_total`` (optional, traced) mark a pool of blocks streamed from
+    disk (:mod:`regbayes.inference.streaming`): the rows are ``len(slot_rows)`` equal
+    slots, slot ``s`` holding ``slot_rows[s]`` rows of one block; minibatches are drawn
+    by :func:`~regbayes.potentials.minibatch.rows_from_slots` and scaled by
+    ``n_total / |D~|``, ``n_total`` the rows of the whole data set.
     """
 
     X: features.Design
@@ -54,6 +60,8 @@ class SVMData(NamedTuple):
     margin: jnp.ndarray
     prior_scale: jnp.ndarray
     n_rows: jnp.ndarray | None = None
+    slot_rows: jnp.ndarray | None = None
+    n_total: jnp.ndarray | None = None
 
 
 def discriminant(eta, X):
@@ -102,15 +110,17 @@ def n_data(data: SVMData) -> int:
     return data.y.shape[0]
 
 
-def sigma_ref(X, C, prior_scale, fit_intercept=True) -> float:
+def sigma_ref(X, C, prior_scale, fit_intercept=True, n_rows=None) -> float:
     """``(1/nu^2 + c N E[x^2])^(-1/2)``: the Gaussian analogue of the posterior's width for
     ``X`` (N, d) dense or sparse, where ``E[x^2]`` averages the squared features (the
     intercept's constant 1 included with ``fit_intercept``). It sets the sampler's starting
-    scale (:func:`regbayes.samplers.defaults.start_scale`)."""
+    scale (:func:`regbayes.samplers.defaults.start_scale`). With ``n_rows``, ``X`` is a
+    sample of the data's ``N = n_rows`` rows."""
     sq = X.multiply(X).mean() if sp.issparse(X) else float(np.mean(np.square(X)))
     if fit_intercept:
         sq = (sq * X.shape[1] + 1.0) / (X.shape[1] + 1)
-    return 1.0 / math.sqrt(1.0 / prior_scale**2 + C * X.shape[0] * float(sq))
+    n = X.shape[0] if n_rows is None else n_rows
+    return 1.0 / math.sqrt(1.0 / prior_scale**2 + C * n * float(sq))
 
 
 def weight_norm_bound(n_data, n_params, n_hinges, C, margin, prior_scale) -> float:
@@ -171,7 +181,11 @@ def build_potential(batch_size: int | None, n_exact: int = 0) -> Potential:
         if batch_size is None or batch_size + n_exact >= n_data(data):
             return value_and_subgrad(eta, data)
         n = n_data(data) if data.n_rows is None else data.n_rows  # rows past n_rows: padding
-        idx = n_exact + rows_with_replacement(key, n - n_exact, batch_size)
+        if data.slot_rows is not None:  # a pool of streamed blocks: N / b over the whole data set
+            idx = rows_from_slots(key, data.slot_rows, n_data(data) // data.slot_rows.shape[0], batch_size)
+            n = data.n_total
+        else:
+            idx = n_exact + rows_with_replacement(key, n - n_exact, batch_size)
         X = features.take(data.X, idx)
         loss, grad = _loss_and_grad(eta, X, data.y[idx], data.C, data.margin)
         scale = (n - n_exact) / batch_size  # eq. 7
@@ -219,6 +233,35 @@ def minibatch_noise(X, y, eta, C, margin, batch_size, T) -> np.ndarray:
     for k, c in cols:
         G[:, k * width:(k + 1) * width] = c[:, None] * dense
     return n**2 / batch_size * np.var(G @ T, axis=0)
+
+
+def block_noise(X, y, blocks, block_rows, eta, C, margin, T) -> np.ndarray:
+    """Per-coordinate variance over blocks of a block's mean whitened row subgradient,
+    ``Var_B(T^T g_B)``, estimated from a sample of rows of a sample of blocks (the
+    streamed pools of :mod:`regbayes.inference.streaming`). ``blocks`` (n,) labels each row
+    of ``X``, ``y`` with its block (at least two blocks, each of two or more rows); the
+    blocks should be drawn with probability proportional to their rows. ``block_rows``
+    (n,) gives the rows ``m_B`` of each row's block, of which the ``n_B`` sampled were drawn
+    without replacement: the variance of the sampled rows' means then overstates the
+    blocks' by ``E[(1 - n_B / m_B) s_B^2 / n_B]`` (finite population), which is subtracted.
+    Arguments as in :func:`minibatch_noise`."""
+    eta = np.asarray(eta, np.float64)
+    coef = _hinge_coefficients(X, y, eta, C, margin)
+    dense = X.toarray() if sp.issparse(X) else np.asarray(X, np.float64)
+    G = dense[:, None, :] * (coef[:, None, None] if eta.ndim == 1 else coef[:, :, None])  # (n, classes, width)
+    G = G.reshape(X.shape[0], -1)
+    T = np.asarray(T, np.float64)
+    G = G * T if T.ndim == 1 else G @ T
+    ids, blocks = np.unique(np.asarray(blocks), return_inverse=True)
+    if len(ids) < 2:
+        raise ValueError("block_noise needs rows of at least two blocks")
+    counts = np.bincount(blocks).astype(np.float64)
+    population = np.bincount(blocks, weights=np.asarray(block_rows, np.float64)) / counts
+    means = np.stack([np.bincount(blocks, weights=G[:, j]) for j in range(G.shape[1])], axis=1) / counts[:, None]
+    within = np.stack([np.bincount(blocks, weights=(G[:, j] - means[blocks, j]) ** 2) for j in range(G.shape[1])], axis=1)
+    within /= np.maximum(counts - 1.0, 1.0)[:, None]  # each block's row variance s_B^2
+    sampling = within * ((1.0 - counts / population) / counts)[:, None]
+    return np.maximum(np.var(means, axis=0, ddof=1) - np.mean(sampling, axis=0), 0.0)
 
 
 def full_subgradient(X, y, eta, C, margin, prior_scale, scale=1.0) -> np.ndarray:
