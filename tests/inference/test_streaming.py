@@ -227,6 +227,8 @@ def test_bad_input_is_refused_with_the_block_named(tmp_path):
         BayesianSVC(sampler="gibbs").fit(path)
     with pytest.raises(ValueError, match="chain_method='vectorized'"):
         BayesianSVC(sampler="ssgld", chain_method="dask").fit(path)
+    with pytest.raises(ValueError, match="sample_more continues fits on data in memory"):
+        BayesianSVC(sampler="ssgld", n_draws=5, n_warmup=0).fit(X, y).sample_more(path, None, 5)
     with pytest.raises(FileNotFoundError):
         BayesianSVC(sampler="ssgld").fit(str(tmp_path / "missing.parquet"), "label")
     X[2_600, 1] = np.nan

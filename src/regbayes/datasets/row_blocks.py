@@ -129,7 +129,7 @@ class _ParquetBlocks(RowBlocks):
         pa = sys.modules["pyarrow"]
         if not isinstance(label, str):
             raise ValueError(f"Parquet data need y, the name of the label column, got {label!r}")
-        self._pq, self._label, self._files, self._groups = pq, label, files, []
+        self._pq, self._label, self._files, self._groups, self._open = pq, label, files, [], {}
         features, sizes = None, []
         for path in files:
             meta = pq.read_metadata(path)
@@ -155,11 +155,13 @@ class _ParquetBlocks(RowBlocks):
 
     def _read(self, i):
         path, g = self._groups[i]
-        with self._pq.ParquetFile(path) as f:
-            table = f.read_row_group(g, columns=[*self._features, self._label])
+        if path not in self._open:  # the footer parsed once per file, not per row group
+            self._open[path] = self._pq.ParquetFile(path)
+        table = self._open[path].read_row_group(g, columns=[*self._features, self._label])
         X = np.empty((table.num_rows, len(self._features)), dtype=self.dtype)
+        target = sys.modules["pyarrow"].from_numpy_dtype(self.dtype)
         for k, name in enumerate(self._features):  # nulls become NaN, for the caller's finiteness check
-            X[:, k] = table.column(name).cast("float64", safe=False).to_numpy(zero_copy_only=False)
+            X[:, k] = table.column(name).cast(target, safe=False).to_numpy(zero_copy_only=False)
         return X, table.column(self._label).to_numpy(zero_copy_only=False)
 
     def labels(self):

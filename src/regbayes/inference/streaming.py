@@ -32,6 +32,7 @@ from __future__ import annotations
 import functools
 import queue
 import threading
+import time
 import warnings
 
 import jax
@@ -111,12 +112,13 @@ class BlockStream:
         self._thread = threading.Thread(target=self._read_ahead, name="regbayes-block-reader", daemon=True)
         self._thread.start()
         self.blocks_read = 0
+        self.wait_seconds = 0.0  # the sampler's time waiting for blocks from disk
         self._steps = 0
         self._next_slot = 0
         self._slot_rows = np.zeros(self.n_slots, np.int32)
         first = [self._take() for _ in range(self.n_slots)]
         self._pool = jax.tree_util.tree_map(
-            lambda *parts: jnp.asarray(np.concatenate(parts)), *[_pad_rows(rows, self.capacity) for rows, _ in first])
+            lambda *parts: jnp.asarray(np.concatenate(parts)), *[rows for rows, _ in first])
         self._slot_rows[:] = [n for _, n in first]
         self.data = self._make_data(self._pool, jnp.asarray(self._slot_rows))
 
@@ -126,7 +128,7 @@ class BlockStream:
             i = int(self._rng.choice(len(self._p), p=self._p))
             try:
                 X, y = self.blocks.read(i)
-                item = (self._prepare(X, y, i), len(y))
+                item = (_pad_rows(self._prepare(X, y, i), self.capacity), len(y))
             except BaseException as error:  # handed to the sampler's thread, which raises it
                 item = error
             while not self._stop.is_set():
@@ -139,7 +141,9 @@ class BlockStream:
                 return
 
     def _take(self):
+        start = time.perf_counter()
         item = self._queue.get()
+        self.wait_seconds += time.perf_counter() - start
         if isinstance(item, BaseException):
             self.close()
             raise item
@@ -154,7 +158,7 @@ class BlockStream:
         for _ in range(int(min(due, self.n_slots))):  # a block replaced within the same refill would never be read
             rows, n = self._take()
             slot = self._next_slot
-            self._pool = _write_slot(self._pool, _pad_rows(rows, self.capacity), np.int32(slot * self.capacity))
+            self._pool = _write_slot(self._pool, rows, np.int32(slot * self.capacity))
             self._slot_rows[slot] = n
             self._next_slot = (slot + 1) % self.n_slots
         if due:

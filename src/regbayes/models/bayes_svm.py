@@ -361,6 +361,9 @@ class BayesianSVC(ClassifierMixin, RegBayesEstimator):
         """
         check_is_fitted(self, "coef_")
         n_draws = check_int("n_draws", n_draws)
+        if is_row_source(X):
+            raise ValueError("sample_more continues fits on data in memory; for data read from disk, fit again with "
+                             "n_draws covering both runs")
         X, y = validate_data(self, X, y, accept_sparse="csr", dtype=[np.float64, np.float32], reset=False)
         check_finite_features(X)
         y = np.asarray(y)

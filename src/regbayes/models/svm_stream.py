@@ -100,7 +100,8 @@ def fit_from_blocks(est, X, y):
     est.step_scale_ = None if calibration is None else calibration.scales.reshape(shape)
     est._n_train = n
     est._store(result, shape, d)
-    est.trace_.update(blocks_read=stream.blocks_read, n_slots=stream.n_slots, steps_per_block=steps_per_block)
+    est.trace_.update(blocks_read=stream.blocks_read, n_slots=stream.n_slots, steps_per_block=steps_per_block,
+                      disk_wait_seconds=stream.wait_seconds)
     est._warn_if_escaped(result.potential, n, int(np.prod(shape)))
     return est
 
