@@ -358,5 +358,5 @@ def test_fit_reads_parquet_data_block_by_block(tmp_path, capsys):
     assert accuracy == pytest.approx(np.mean(model.predict(pd.DataFrame(X, columns=["a", "b"])) == y))
     assert cli.main(argv[:2] + argv[4:]) == 2  # no --label
     assert "--label" in capsys.readouterr().err
-    assert cli.main(argv + ["--scheduler", "local"]) == 2
+    assert cli.main(argv + ["--checkpoint", str(tmp_path / "c")]) == 2
     assert "block by block" in capsys.readouterr().err

@@ -27,7 +27,7 @@ LAYERS = {
     "inference": 4,
     "models": 5, "persistence": 5,
     "experiments": 6, "plotting": 6, "diagnostics": 6,
-    "cli": 7, "__main__": 7,
+    "cli": 7, "cli_fit": 7, "__main__": 7,
 }
 
 

@@ -225,8 +225,8 @@ def test_bad_input_is_refused_with_the_block_named(tmp_path):
     path = _write_zarr(tmp_path / "d.zarr", X, y, 500)
     with pytest.raises(ValueError, match="minibatch sampler"):
         BayesianSVC(sampler="gibbs").fit(path)
-    with pytest.raises(ValueError, match="chain_method='vectorized'"):
-        BayesianSVC(sampler="ssgld", chain_method="dask").fit(path)
+    with pytest.raises(ValueError, match="without a checkpoint"):
+        BayesianSVC(sampler="ssgld", checkpoint=str(tmp_path / "run.ckpt")).fit(path)
     with pytest.raises(ValueError, match="sample_more continues fits on data in memory"):
         BayesianSVC(sampler="ssgld", n_draws=5, n_warmup=0).fit(X, y).sample_more(path, None, 5)
     with pytest.raises(FileNotFoundError):

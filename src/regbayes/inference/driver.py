@@ -242,7 +242,9 @@ def sample(
 
     ``data`` may also be a :class:`~regbayes.inference.streaming.BlockStream`: a pool of
     blocks of a data set larger than memory, refilled between chunks of at most its
-    ``steps_per_chunk`` steps (``chain_method="vectorized"``, no checkpoint).
+    ``steps_per_chunk`` steps (``chain_method="vectorized"``, no checkpoint); or
+    :class:`~regbayes.inference.sharded.ShardedData`, shards on Dask workers that the
+    chains visit in turn, a chunk each (``chain_method="dask"``, no checkpoint).
 
     Raises :class:`DivergenceError` on a non-finite position or an infinite recorded
     value (potential, thermostat, ...), and warns (``RuntimeWarning``) when a chain
@@ -257,10 +259,14 @@ def sample(
     if thin < 1:
         raise ValueError(f"thin must be >= 1, got {thin}")
     stream = data if hasattr(data, "advance") else None
-    if stream is not None:
-        if chain_method != "vectorized" or checkpoint is not None:
-            raise ValueError("data streamed from disk run with chain_method='vectorized' and without a checkpoint")
-        data = stream.data
+    sharded = data if hasattr(data, "start") else None
+    if stream is not None and (chain_method != "vectorized" or checkpoint is not None):
+        raise ValueError("data streamed from disk run with chain_method='vectorized' and without a checkpoint")
+    if sharded is not None and (chain_method != "dask" or checkpoint is not None):
+        raise ValueError("data sharded over Dask workers run with chain_method='dask' and without a checkpoint")
+    source = stream or sharded
+    if source is not None:
+        data = source.data
     schedule = as_schedule(step_size)
     if isinstance(schedule, (Constant, Polynomial)):
         schedule_tree, schedule_fn = jax.tree_util.tree_map(lambda v: jnp.asarray(v, jnp.float32), schedule), None
@@ -312,7 +318,7 @@ def sample(
     if chain_method == "dask":
         from .distributed import DaskChains
 
-        chains = DaskChains(client, kernel, data, n_chains)
+        chains = sharded.start(client, kernel, n_chains) if sharded is not None else DaskChains(client, kernel, data, n_chains)
     bar = progress_bar(total_steps, desc or kernel.name, progress)
 
     compiled_cache: dict = {}
@@ -374,10 +380,10 @@ def sample(
         recorded_steps.clear()
         recorded_potential.clear()
         pieces = max(n_pieces, math.ceil(n_steps / thin_ / capacity))
-        if stream is not None:  # the pool is refilled between chunks
-            if thin_ > stream.steps_per_chunk:
-                raise ValueError(f"thin={thin_} is longer than the stream's chunk of {stream.steps_per_chunk} steps")
-            pieces = max(pieces, math.ceil(n_steps / (stream.steps_per_chunk // thin_ * thin_)))
+        if source is not None:  # a stream's pool is refilled, sharded chains move, between chunks
+            if thin_ > source.steps_per_chunk:
+                raise ValueError(f"thin={thin_} is longer than the data's chunk of {source.steps_per_chunk} steps")
+            pieces = max(pieces, math.ceil(n_steps / (source.steps_per_chunk // thin_ * thin_)))
         plan = [(size, thin_) for size in _chunks(n_steps // thin_, pieces)]
         if n_steps % thin_:
             plan.append((n_steps % thin_, 1))

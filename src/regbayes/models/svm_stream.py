@@ -1,4 +1,6 @@
-"""``BayesianSVC.fit`` on data larger than memory: rows read from disk block by block.
+"""``BayesianSVC.fit`` on data larger than memory: rows read from disk block by block,
+into a pool in this process or, with ``chain_method="dask"``, as shards on Dask workers
+(:mod:`regbayes.inference.sharded`).
 
 ``fit(path_or_dask_collection, y)`` opens the data as row blocks
 (:func:`regbayes.datasets.row_blocks.open_row_blocks`: Parquet, Zarr, svmlight files, a
@@ -13,15 +15,17 @@ from __future__ import annotations
 import jax
 import jax.numpy as jnp
 import numpy as np
+import scipy.sparse as sp
 
 from .. import potentials
 from ..datasets.row_blocks import open_row_blocks
 from ..inference import sample
+from ..inference.sharded import ShardedData
 from ..inference.streaming import BlockStream
 from ..potentials import PaddedRows, SVMData, csr_to_padded
 from ..samplers import defaults
 from ..validation import FLOAT32_SCALE, check_feature_scale, check_finite_features
-from .svm_noise import NOISE_ROWS, stream_noise_calibration
+from .svm_noise import NOISE_ROWS, shard_noise_calibration, stream_noise_calibration
 
 #: How often, on average, each row read from disk is used by the minibatches before its
 #: block leaves the pool: the pool adds ``BLOCK_REUSE`` times the minibatch noise for rows
@@ -40,8 +44,8 @@ def fit_from_blocks(est, X, y):
     (module docstring); ``y`` names the label column or array, or holds the labels."""
     if est.sampler not in ("ssgld", "ssgnht"):
         raise ValueError(f"data read from disk need a minibatch sampler: sampler='ssgld' or 'ssgnht', got {est.sampler!r}")
-    if est.chain_method != "vectorized" or est.checkpoint is not None:
-        raise ValueError("a fit on data read from disk runs with chain_method='vectorized' and without a checkpoint")
+    if est.checkpoint is not None:
+        raise ValueError("a fit on data read block by block runs without a checkpoint")
     blocks = open_row_blocks(X, y, dtype=np.float32)
     n, d = blocks.n_rows, blocks.n_features
     est._encode_labels(np.unique(blocks.labels()))
@@ -79,29 +83,45 @@ def fit_from_blocks(est, X, y):
         return SVMData(X_pool, labels, *hyper[:3], slot_rows=slot_rows, n_total=hyper[3])
 
     steps_per_chunk = thin * max(1, STEPS_PER_CHUNK // thin)
-    stream = BlockStream(blocks, lambda X, y, i: prepare(X, y, i)[:2], make_data, steps_per_block=steps_per_block,
-                         steps_per_chunk=steps_per_chunk, seed=seed, row_bytes=4 * (dim + 1))
-    if stream.n_slots * stream.capacity <= batch_size:
-        stream.close()
-        raise ValueError(f"the pool of {stream.n_slots} blocks of at most {stream.capacity} rows holds no more rows than "
-                         f"batch_size={batch_size}: store the data in larger blocks or lower batch_size")
     calibration = None
-    if n_warmup >= 100:
-        calibration = stream_noise_calibration(
-            est, (sample_X, *sample_rows[1:]), h, n_warmup, int(np.prod(shape)), n, steps_per_block)
+    if est.chain_method == "dask":  # shards on the workers, the chains moving between them
+        def shard_data(rows, n_rows, n_scale):
+            return make_data(rows, np.asarray([n_rows], np.int32))._replace(n_total=np.float32(n_scale))
+
+        head = sp.csr_matrix(sample_X[:2]) if blocks.sparse else sample_X[:2]
+        example = make_data(prepare(head, est.classes_[sample_rows[1][:2]], 0)[:2], np.asarray([2], np.int32))
+        source = ShardedData(blocks, lambda X, y, i: (prepare(X, y, i)[:2], len(y)), shard_data, example,
+                             steps_per_chunk=steps_per_chunk, seed=seed)
+        if n_warmup >= 100:
+            calibration = shard_noise_calibration(est, (sample_X, *sample_rows[1:]), h, n_warmup, int(np.prod(shape)), n,
+                                                  source)
+    else:
+        source = BlockStream(blocks, lambda X, y, i: prepare(X, y, i)[:2], make_data, steps_per_block=steps_per_block,
+                             steps_per_chunk=steps_per_chunk, seed=seed, row_bytes=4 * (dim + 1))
+        if source.n_slots * source.capacity <= batch_size:
+            source.close()
+            raise ValueError(f"the pool of {source.n_slots} blocks of at most {source.capacity} rows holds no more rows "
+                             f"than batch_size={batch_size}: store the data in larger blocks or lower batch_size")
+        if n_warmup >= 100:
+            calibration = stream_noise_calibration(
+                est, (sample_X, *sample_rows[1:]), h, n_warmup, int(np.prod(shape)), n, steps_per_block)
     est.noise_correction_ = calibration is not None
     kernel = est._kernel(batch_size, preconditioner)
     try:
-        result = sample(kernel, stream, jnp.zeros((est.n_chains, *shape), jnp.float32), key, n_warmup=n_warmup,
+        result = sample(kernel, source, jnp.zeros((est.n_chains, *shape), jnp.float32), key, n_warmup=n_warmup,
                         n_draws=est.n_draws, thin=thin, step_size=h, initial_scale=est.initial_scale_, progress=est.progress,
-                        desc=f"BayesianSVC[{est.sampler}]", calibrate=calibration)
+                        desc=f"BayesianSVC[{est.sampler}]", calibrate=calibration, chain_method=est.chain_method)
     finally:
-        stream.close()
+        if est.chain_method != "dask":
+            source.close()
     est.step_scale_ = None if calibration is None else calibration.scales.reshape(shape)
     est._n_train = n
     est._store(result, shape, d)
-    est.trace_.update(blocks_read=stream.blocks_read, n_slots=stream.n_slots, steps_per_block=steps_per_block,
-                      disk_wait_seconds=stream.wait_seconds)
+    if est.chain_method == "dask":
+        est.trace_.update(shard_rows=source.chains.shard_rows.tolist(), steps_per_visit=steps_per_chunk)
+    else:
+        est.trace_.update(blocks_read=source.blocks_read, n_slots=source.n_slots, steps_per_block=steps_per_block,
+                          disk_wait_seconds=source.wait_seconds)
     est._warn_if_escaped(result.potential, n, int(np.prod(shape)))
     return est
 

@@ -5,11 +5,13 @@ from .linear_svm import (
     block_noise,
     build_potential,
     full_subgradient,
+    hinge_subgradient_sum,
     minibatch_noise,
     rare_feature_rows,
     sigma_ref,
     weight_norm_bound,
 )
 
-__all__ = ["PaddedRows", "SVMData", "block_noise", "build_potential", "csr_to_padded", "full_subgradient", "minibatch_noise",
+__all__ = ["PaddedRows", "SVMData", "block_noise", "build_potential", "csr_to_padded", "full_subgradient",
+           "hinge_subgradient_sum", "minibatch_noise",
            "rare_feature_rows", "sigma_ref", "weight_norm_bound"]

@@ -94,6 +94,13 @@ def value_and_subgrad(eta, data: SVMData):
     return u, grad + eta / data.prior_scale**2
 
 
+def hinge_subgradient_sum(eta, data: SVMData):
+    """The subgradient of ``sum_d c hinge_d(eta)`` over every row of ``data`` (no prior,
+    no minibatch); ``eta`` is cast to the data's dtype."""
+    eta = jnp.asarray(eta, data.C.dtype)
+    return _loss_and_grad(eta, data.X, data.y, data.C, data.margin)[1]
+
+
 def log_lik_terms(eta, data: SVMData, idx):
     """Per-datum ``log psi_d(eta) = -c hinge_d`` for rows ``idx`` (for the SRWM test)."""
     X = features.take(data.X, idx)
