@@ -37,7 +37,7 @@ def shard_blocks(block_sizes, n_shards: int) -> list[np.ndarray]:
     blocks = np.flatnonzero(sizes)
     if len(blocks) < n_shards:
         raise ValueError(f"{len(blocks)} non-empty blocks cannot make {n_shards} shards: store the data in more blocks")
-    cut = np.searchsorted(np.cumsum(sizes[blocks]), sizes.sum() * np.arange(1, n_shards) / n_shards)
+    cut = np.searchsorted(np.cumsum(sizes[blocks]), sizes.sum() * np.arange(1, n_shards) / n_shards, side="right")
     cut = np.clip(cut, np.arange(1, n_shards), len(blocks) - np.arange(n_shards - 1, 0, -1))
     return np.split(blocks, np.maximum.accumulate(cut))
 
