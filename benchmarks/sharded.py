@@ -13,7 +13,8 @@ sampling time over the sharded one.
 
 Usage::
 
-    python benchmarks/sharded.py --rows 100000 --out sharded.json
+    python benchmarks/sharded.py --rows 100000 --thin 2000 --out sharded.json
+    python benchmarks/sharded.py --rows 20000 --trajectory 200 --thin 200 --draws 2000 --gibbs-draws 4000
 """
 from __future__ import annotations
 
@@ -51,6 +52,7 @@ def main(argv=None):
     parser.add_argument("--draws", type=int, default=400)
     parser.add_argument("--thin", type=int, default=1_000)
     parser.add_argument("--trajectory", type=int, default=2_000, help="steps per shard visit (svm_stream.STEPS_PER_CHUNK)")
+    parser.add_argument("--gibbs-draws", type=int, default=0, help="also compare both fits with Gibbs DA (exact), 2 chains")
     parser.add_argument("--out", default=None)
     args = parser.parse_args(argv)
     start = time.perf_counter()
@@ -73,6 +75,16 @@ def main(argv=None):
         harness.log(f"fit: {name}")
         clf, seconds = harness.timed(fit, data, y, method, args, 1)
         runs[name] = dict(clf=clf, fit_seconds=seconds, sampling_seconds=clf.trace_["sampling_seconds"])
+    if args.gibbs_draws:  # the exact posterior: each fit's errors against it
+        from regbayes import BayesianSVC
+
+        harness.log("reference: Gibbs DA")
+        exact = draws(BayesianSVC(sampler="gibbs", n_chains=2, n_draws=args.gibbs_draws, random_state=0).fit(X, y))
+        for name, run in runs.items():
+            c = compare_to_reference(draws(run["clf"]), exact)
+            results[f"against Gibbs: {name}"] = dict(
+                max_abs_z=float(np.abs(c.mean_error).max()), sd_ratio_median=float(np.median(c.sd_ratio)),
+                sd_ratio_range=[float(c.sd_ratio.min()), float(c.sd_ratio.max())], mean_error=c.mean_error, sd_ratio=c.sd_ratio)
     cmp = compare_to_reference(draws(runs["sharded"]["clf"]), draws(runs["one process"]["clf"]))
     z_over_se = np.abs(cmp.mean_error) / cmp.mean_error_se
     efficiency = runs["one process"]["sampling_seconds"] / runs["sharded"]["sampling_seconds"]
@@ -90,6 +102,9 @@ def main(argv=None):
         f"sharded against one process: max |z| {np.max(np.abs(cmp.mean_error)):.3f} (max |z| / se {z_over_se.max():.1f}, "
         f"median se {np.median(cmp.mean_error_se):.3f}); sd ratio median {np.median(cmp.sd_ratio):.3f}, range "
         f"{cmp.sd_ratio.min():.3f}-{cmp.sd_ratio.max():.3f} (median se {np.median(cmp.sd_ratio_se):.3f})",
+        *(f"{key} ({args.gibbs_draws} x 2 draws): max |z| {v['max_abs_z']:.3f}, sd ratio median {v['sd_ratio_median']:.3f}, "
+          f"range {v['sd_ratio_range'][0]:.3f}-{v['sd_ratio_range'][1]:.3f}" for key, v in results.items()
+          if key.startswith("against Gibbs")),
     ])
     harness.close_run(results, start, report, args.out)
 

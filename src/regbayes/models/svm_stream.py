@@ -12,6 +12,8 @@ SSGNHT from a pool of blocks that a background thread refills from disk
 """
 from __future__ import annotations
 
+import warnings
+
 import jax
 import jax.numpy as jnp
 import numpy as np
@@ -35,6 +37,9 @@ BLOCK_REUSE = 2.0
 #: Steps run on a fixed pool between two refills (rounded to whole draws): a compiled
 #: call long enough that the driver's work between chunks does not slow it.
 STEPS_PER_CHUNK = 2048
+#: Longest trajectory on one shard, as a share of ``N / batch_size`` steps (sharded fits):
+#: longer ones let each shard's own posterior pull the chains (measured: BENCHMARKS.md).
+TRAJECTORY_SHARE = 0.25
 #: Blocks read for the calibration sample (at most; ``NOISE_ROWS`` rows in all).
 CALIBRATION_BLOCKS = 64
 
@@ -85,6 +90,15 @@ def fit_from_blocks(est, X, y):
     steps_per_chunk = thin * max(1, STEPS_PER_CHUNK // thin)
     calibration = None
     if est.chain_method == "dask":  # shards on the workers, the chains moving between them
+        # a trajectory short next to the chains' relaxation (regbayes.inference.sharded)
+        longest = max(1, int(TRAJECTORY_SHARE * n / batch_size))
+        steps_per_chunk = thin * max(1, min(STEPS_PER_CHUNK, longest) // thin)
+        if steps_per_chunk > longest:
+            warnings.warn(
+                f"trajectories of {steps_per_chunk} steps (thin={thin}) are long next to the chains' relaxation on "
+                f"{n} rows with batch_size={batch_size}: each shard's own posterior then pulls the chains, and the "
+                f"draws may be too wide or too narrow. Sharded sampling suits millions of rows: lower thin to "
+                f"{longest} or less, or fit in one process.", UserWarning, stacklevel=3)
         def shard_data(rows, n_rows, n_scale):
             return make_data(rows, np.asarray([n_rows], np.int32))._replace(n_total=np.float32(n_scale))
 
