@@ -19,14 +19,6 @@ from regbayes.potentials import SVMData, build_potential  # noqa: E402
 from regbayes.samplers import ssgld, ssgnht  # noqa: E402
 
 
-@pytest.fixture(scope="module")
-def client():
-    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None,
-                                  silence_logs=40, env=dict(dask_chains.WORKER_ENV)) as cluster:
-        with distributed.Client(cluster) as client:
-            yield client
-
-
 def svm_data(n=400, d=4, seed=0):
     rng = np.random.default_rng(seed)
     X = rng.normal(size=(n, d)).astype(np.float32)

@@ -14,17 +14,8 @@ da = pytest.importorskip("dask.array")
 from regbayes import BayesianSVC  # noqa: E402
 from regbayes.datasets import make_bayes_svm_2d  # noqa: E402
 from regbayes.diagnostics import compare_to_reference  # noqa: E402
-from regbayes.inference import distributed as dask_chains  # noqa: E402
 from regbayes.inference.sharded import shard_blocks  # noqa: E402
 from regbayes.models import svm_stream  # noqa: E402
-
-
-@pytest.fixture(scope="module")
-def client():
-    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None,
-                                  silence_logs=40, env=dict(dask_chains.WORKER_ENV)) as cluster:
-        with distributed.Client(cluster) as client:
-            yield client
 
 
 @pytest.fixture
