@@ -20,8 +20,8 @@ from regbayes.models import svm_stream  # noqa: E402
 
 @pytest.fixture
 def short_trajectories(monkeypatch):
-    """Trajectories of 200 steps: short next to the chains' relaxation on 20,000 rows with
-    batch 20 (about 1,000 steps)."""
+    """Trajectories of 200 steps (a fifth of N / b = 1,000 steps on 20,000 rows with batch 20),
+    so that the test's run has many visits to each shard."""
     monkeypatch.setattr(svm_stream, "STEPS_PER_CHUNK", 200)
 
 

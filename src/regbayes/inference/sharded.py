@@ -12,14 +12,18 @@ which keeps it unbiased over the visits: ``sum_s q_s (m_s / q_s) g_s = sum_i g_i
 the chains' states, keys and draws travel; the group sizes are fixed, so each worker
 compiles one program.
 
-A shard's deviation ``delta_s = (m_s / q_s) g_s - sum_s m_s g_s`` (``g_s`` its mean row
-subgradient) stays in a chain's estimate for its ``L`` steps there, which adds noise of
-long-run variance ``L sum_s q_s delta_s^2`` per step, on top of the minibatch's (as the
-pool of :mod:`regbayes.inference.streaming`, with one block per visit). The calibration
-of warm-up (:func:`regbayes.models.svm_noise.shard_noise_calibration`) takes ``delta_s``
-from each worker's exact shard subgradient at the chains' positions and treats the term
-as minibatch noise; it holds while ``L`` steps are short next to the chain's relaxation
-time (about ``N / b`` steps), and short trajectories cost a round trip each.
+A shard's deviation ``delta_s(eta) = (m_s / q_s) g_s - sum_s m_s g_s`` (``g_s`` its mean
+row subgradient) stays in a chain's estimate for its ``L`` steps there: each shard pulls
+the chains toward a posterior of its own. Each shard therefore subtracts a control
+variate, ``delta_s(eta_0)`` at the centre ``eta_0`` of the chains' draws after each
+warm-up window, computed exactly on its worker: it is zero on average over the visits
+(``sum_s q_s delta_s = 0``), so the estimate stays unbiased, and what remains,
+``delta_s(eta) - delta_s(eta_0)``, is as small as the posterior is narrow. Its long-run
+variance ``L sum_s q_s (delta_s(eta) - delta_s(eta_0))^2`` per step is added to the
+minibatch's (as the pool's of :mod:`regbayes.inference.streaming`, one block per visit)
+by warm-up's calibration (:func:`regbayes.models.svm_noise.shard_noise_calibration`),
+which treats it as white noise: right while ``L`` steps are short next to the chains'
+relaxation (about ``N / b`` steps), and short trajectories cost a round trip each.
 """
 from __future__ import annotations
 
@@ -56,6 +60,10 @@ class ShardRunner(ChainRunner):
     def rows(self):
         return self.n_rows
 
+    def set_offset(self, offset):
+        """Install this shard's control variate (``data.grad_offset``; the programs keep their shapes)."""
+        self.data = self.data._replace(grad_offset=jnp.asarray(offset, self.data.grad_offset.dtype))
+
     def gradient_sum(self, position, gradient):
         """``gradient(position, data)`` on this shard (e.g. its rows' summed hinge subgradient), on the host."""
         return np.asarray(gradient(jnp.asarray(position), self.data))
@@ -83,6 +91,16 @@ class ShardedChains(DaskChains):
                    for w, ids, q in zip(self.workers, shard_blocks(s.blocks.block_sizes, n_shards), self.q)]
         self.runners = self.client.gather(futures)
         self.shard_rows = np.array([r.rows().result() for r in self.runners])
+        if getattr(self, "offsets", None) is not None and len(self.offsets) == n_shards:
+            self.set_offsets(self.offsets)  # runners placed again after a lost worker
+        else:
+            self.offsets = None
+
+    def set_offsets(self, offsets):
+        """Give shard ``s`` the control variate ``offsets[s]`` (module docstring)."""
+        self.offsets = np.asarray(offsets)
+        for call in [r.set_offset(o) for r, o in zip(self.runners, self.offsets)]:
+            call.result()
 
     def program(self, name, states, keys, static, args):
         """As :meth:`DaskChains.program`, each call one trajectory: the chains permuted over the shards first."""

@@ -60,12 +60,34 @@ def stream_noise_calibration(est, sample, h, n_warmup, n_coords, n_total, steps_
     return NoiseCalibration(noise, kind, step, n_coords, gradient)
 
 
+class ShardNoiseCalibration(NoiseCalibration):
+    """:class:`NoiseCalibration` that first gives each shard its control variate at the
+    centre of the window's draws (:mod:`regbayes.inference.sharded`)."""
+
+    def __init__(self, sharded, noise, kind, step, n_coords, gradient):
+        super().__init__(noise, kind, step, n_coords, gradient)
+        self.sharded = sharded
+
+    def __call__(self, T, window):
+        center = np.asarray(window, np.float64).reshape(-1, *np.shape(window)[2:]).mean(axis=0)
+        self.sharded.chains.set_offsets(shard_deviations(self.sharded.chains, center).reshape(-1, *center.shape))
+        return super().__call__(T, window)
+
+
+def shard_deviations(chains, position) -> np.ndarray:
+    """``delta_s = sum_s(shard) / q_s - sum over shards`` of the hinge subgradient at
+    ``position``, flattened: (n_shards, P)."""
+    sums = chains.gradient_sums(np.asarray(position), potentials.hinge_subgradient_sum)
+    sums = sums.reshape(len(chains.q), -1).astype(np.float64)
+    return sums / chains.q[:, None] - sums.sum(axis=0)
+
+
 def shard_noise_calibration(est, sample, h, n_warmup, n_coords, n_total, sharded) -> NoiseCalibration:
-    """:class:`NoiseCalibration` of a BayesianSVC fit on shards on Dask workers
+    """:class:`ShardNoiseCalibration` of a BayesianSVC fit on shards on Dask workers
     (:mod:`regbayes.inference.sharded`): the minibatch noise of a visit to shard ``s``,
     ``(m_s / q_s)^2 s^2 / b`` averaged over the visits (the rows' variance ``s^2`` from
     ``sample``, as :func:`stream_noise_calibration` takes it), plus the shards'
-    ``L sum_s q_s delta_s^2`` from each worker's exact shard subgradient."""
+    ``L sum_s q_s (delta_s - offset_s)^2`` from each worker's exact shard subgradient."""
     X, codes, _, _ = sample
     kind, step = _step_kind(est, h, n_warmup)
     Xh, labels = _host_rows(est, X, codes, np.arange(X.shape[0]))
@@ -75,16 +97,16 @@ def shard_noise_calibration(est, sample, h, n_warmup, n_coords, n_total, sharded
         q, m = chains.q, chains.shard_rows.astype(np.float64)
         V = np.sum(m**2 / q) / Xh.shape[0] ** 2 * potentials.minibatch_noise(
             Xh, labels, position, est.C, est.margin, est.batch_size_, T)
-        sums = chains.gradient_sums(np.asarray(position), potentials.hinge_subgradient_sum)
-        sums = sums.reshape(len(q), -1).astype(np.float64)
-        delta = sums / q[:, None] - sums.sum(axis=0)
+        delta = shard_deviations(chains, position)
+        if chains.offsets is not None:
+            delta = delta - chains.offsets.reshape(len(q), -1)
         delta = delta * T if T.ndim == 1 else delta @ T
         return V + sharded.steps_per_chunk * np.sum(q[:, None] * delta**2, axis=0)
 
     def gradient(position):
         return potentials.full_subgradient(Xh, labels, position, est.C, est.margin, est.prior_scale, n_total / Xh.shape[0])
 
-    return NoiseCalibration(noise, kind, step, n_coords, gradient)
+    return ShardNoiseCalibration(sharded, noise, kind, step, n_coords, gradient)
 
 
 def _step_kind(est, h, n_warmup):

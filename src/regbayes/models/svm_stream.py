@@ -37,9 +37,10 @@ BLOCK_REUSE = 2.0
 #: Steps run on a fixed pool between two refills (rounded to whole draws): a compiled
 #: call long enough that the driver's work between chunks does not slow it.
 STEPS_PER_CHUNK = 2048
-#: Longest trajectory on one shard, as a share of ``N / batch_size`` steps (sharded fits):
-#: longer ones let each shard's own posterior pull the chains (measured: BENCHMARKS.md).
-TRAJECTORY_SHARE = 0.25
+#: Longest trajectory on one shard, in units of ``N / batch_size`` steps (sharded fits):
+#: what the shards' control variates leave of their pull on the chains grows with it
+#: (measured: BENCHMARKS.md).
+TRAJECTORY_SHARE = 5.0
 #: Blocks read for the calibration sample (at most; ``NOISE_ROWS`` rows in all).
 CALIBRATION_BLOCKS = 64
 
@@ -97,13 +98,15 @@ def fit_from_blocks(est, X, y):
             warnings.warn(
                 f"trajectories of {steps_per_chunk} steps (thin={thin}) are long next to the chains' relaxation on "
                 f"{n} rows with batch_size={batch_size}: each shard's own posterior then pulls the chains, and the "
-                f"draws may be too wide or too narrow. Sharded sampling suits millions of rows: lower thin to "
-                f"{longest} or less, or fit in one process.", UserWarning, stacklevel=3)
-        def shard_data(rows, n_rows, n_scale):
-            return make_data(rows, np.asarray([n_rows], np.int32))._replace(n_total=np.float32(n_scale))
+                f"draws may be too wide or too narrow. Lower thin to {longest} or less, or fit in one process.",
+                UserWarning, stacklevel=3)
+
+        def shard_data(rows, n_rows, n_scale):  # the control variate starts at zero (regbayes.inference.sharded)
+            return make_data(rows, np.asarray([n_rows], np.int32))._replace(
+                n_total=np.float32(n_scale), grad_offset=np.zeros(shape, np.float32))
 
         head = sp.csr_matrix(sample_X[:2]) if blocks.sparse else sample_X[:2]
-        example = make_data(prepare(head, est.classes_[sample_rows[1][:2]], 0)[:2], np.asarray([2], np.int32))
+        example = shard_data(prepare(head, est.classes_[sample_rows[1][:2]], 0)[:2], 2, 2.0)
         source = ShardedData(blocks, lambda X, y, i: (prepare(X, y, i)[:2], len(y)), shard_data, example,
                              steps_per_chunk=steps_per_chunk, seed=seed)
         if n_warmup >= 100:

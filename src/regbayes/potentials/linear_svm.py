@@ -51,7 +51,10 @@ class SVMData(NamedTuple):
     disk (:mod:`regbayes.inference.streaming`): the rows are ``len(slot_rows)`` equal
     slots, slot ``s`` holding ``slot_rows[s]`` rows of one block; minibatches are drawn
     by :func:`~regbayes.potentials.minibatch.rows_from_slots` and scaled by
-    ``n_total / |D~|``, ``n_total`` the rows of the whole data set.
+    ``n_total / |D~|``, ``n_total`` the rows of the whole data set. ``grad_offset``
+    (optional, the shape of ``eta``) is subtracted from the minibatch subgradient (and
+    ``grad_offset . eta`` from the potential): a shard's control variate
+    (:mod:`regbayes.inference.sharded`), zero on average over the shards.
     """
 
     X: features.Design
@@ -62,6 +65,7 @@ class SVMData(NamedTuple):
     n_rows: jnp.ndarray | None = None
     slot_rows: jnp.ndarray | None = None
     n_total: jnp.ndarray | None = None
+    grad_offset: jnp.ndarray | None = None
 
 
 def discriminant(eta, X):
@@ -198,6 +202,8 @@ def build_potential(batch_size: int | None, n_exact: int = 0) -> Potential:
         scale = (n - n_exact) / batch_size  # eq. 7
         u = scale * loss + 0.5 * jnp.sum(eta**2) / data.prior_scale**2
         grad = scale * grad + eta / data.prior_scale**2
+        if data.grad_offset is not None:  # a shard's control variate
+            u, grad = u - jnp.sum(data.grad_offset * eta), grad - data.grad_offset
         if n_exact:  # the rows kept in every minibatch, counted once
             exact = jnp.arange(n_exact)
             loss_e, grad_e = _loss_and_grad(eta, features.take(data.X, exact), data.y[:n_exact], data.C, data.margin)
