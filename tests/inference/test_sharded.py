@@ -20,9 +20,9 @@ from regbayes.models import svm_stream  # noqa: E402
 
 @pytest.fixture
 def short_trajectories(monkeypatch):
-    """Trajectories of 200 steps (a fifth of N / b = 1,000 steps on 20,000 rows with batch 20),
-    so that the test's run has many visits to each shard."""
-    monkeypatch.setattr(svm_stream, "STEPS_PER_CHUNK", 200)
+    """Trajectories of 1,000 steps (N / b on 20,000 rows with batch 20), so that the test's
+    run visits each shard about 40 times per chain."""
+    monkeypatch.setattr(svm_stream, "STEPS_PER_CHUNK", 1_000)
 
 
 def test_shard_blocks_are_contiguous_runs_of_about_equal_rows():
