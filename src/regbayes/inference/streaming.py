@@ -25,7 +25,8 @@ treats it as minibatch noise (:func:`regbayes.models.svm_noise.stream_noise_cali
 That holds while the pool's life, at least ``R`` steps, is short next to the chain's
 relaxation time, about ``N / b`` steps for minibatches of ``b`` rows: the pool must hold a
 small share of the data. With a pool as large as the data that bound is lost, and
-:class:`BlockStream` warns.
+:class:`BlockStream` warns. The chains of one run share the pool, so their deviations are
+alike: agreement between chains (R-hat) does not see the pool's noise.
 """
 from __future__ import annotations
 
