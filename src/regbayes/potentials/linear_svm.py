@@ -189,7 +189,8 @@ def build_potential(batch_size: int | None, n_exact: int = 0) -> Potential:
     """
 
     def stochastic_value_and_subgrad(key, eta, data: SVMData):
-        if batch_size is None or batch_size + n_exact >= n_data(data):
+        # a pool or shard smaller than a minibatch is still sampled: it is not the whole data
+        if batch_size is None or (data.slot_rows is None and batch_size + n_exact >= n_data(data)):
             return value_and_subgrad(eta, data)
         n = n_data(data) if data.n_rows is None else data.n_rows  # rows past n_rows: padding
         if data.slot_rows is not None:  # a pool of streamed blocks: N / b over the whole data set
