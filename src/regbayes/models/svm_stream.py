@@ -91,7 +91,7 @@ def fit_from_blocks(est, X, y):
     steps_per_chunk = thin * max(1, STEPS_PER_CHUNK // thin)
     calibration = None
     if est.chain_method == "dask":  # shards on the workers, the chains moving between them
-        # a trajectory short next to the chains' relaxation (regbayes.inference.sharded)
+        # trajectories of at most TRAJECTORY_SHARE N / b steps (regbayes.inference.sharded)
         longest = max(1, int(TRAJECTORY_SHARE * n / batch_size))
         steps_per_chunk = thin * max(1, min(STEPS_PER_CHUNK, longest) // thin)
         if steps_per_chunk > longest:
