@@ -109,7 +109,7 @@ class ShardedChains(DaskChains):
         def run(states, keys, data, *args):
             order = self._rng.permutation(self.n_chains)  # order[k]: the chain in slot k of the groups
             back = np.argsort(order)
-            take = lambda x: jnp.asarray(np.asarray(x)[order])  # noqa: E731
+            take = lambda x: np.asarray(x)[order]  # noqa: E731 - to the host: the groups go to the workers from there
             key_data = np.asarray(jax.random.key_data(keys))[order]
             states, keys, out = run_groups(jax.tree_util.tree_map(take, states),
                                            jax.random.wrap_key_data(jnp.asarray(key_data), impl=KEY_IMPL), data, *args)
