@@ -14,6 +14,8 @@ import sys
 import tempfile
 from pathlib import Path
 
+import pytest
+
 sys.path.insert(0, str(Path(__file__).parent / "support"))
 
 _CACHE_MADE_HERE = None
@@ -27,3 +29,15 @@ if os.environ.get("REGBAYES_TEST_JAX_CACHE", "1") != "0" and "JAX_COMPILATION_CA
 def pytest_unconfigure(config):
     if _CACHE_MADE_HERE is not None and not hasattr(config, "workerinput"):
         shutil.rmtree(_CACHE_MADE_HERE, ignore_errors=True)
+
+
+@pytest.fixture(scope="module")
+def client():
+    """A 2-worker Dask cluster for the tests of chains and shards on workers (one per module)."""
+    distributed = pytest.importorskip("distributed")
+    from regbayes.inference.distributed import WORKER_ENV
+
+    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None,
+                                  silence_logs=40, env=dict(WORKER_ENV)) as cluster:
+        with distributed.Client(cluster) as client:
+            yield client

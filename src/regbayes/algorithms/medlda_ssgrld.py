@@ -125,6 +125,7 @@ class SSGRLDData(NamedTuple):
     n_jobs: int | None
     rows: int
     constants: tuple
+    n_total: int  # |D| of eq. 7's scale |D| / |D~|: these documents, or the whole corpus of a shard
 
     @property
     def crammer_singer(self):
@@ -132,7 +133,7 @@ class SSGRLDData(NamedTuple):
 
     @property
     def scale(self):
-        return self.y_sign.shape[0] / self.batch_size
+        return self.n_total / self.batch_size
 
 
 class SSGRLDState(NamedTuple):
@@ -160,32 +161,41 @@ class SSGRLDInfo(NamedTuple):
 
 def make_data(doc_ptr, words, y_sign, codes, *, crammer_singer, n_topics, n_words, alpha, beta, C, margin,
               prior_scale, batch_size, n_inner_sweeps, n_inner_burnin, soft_from, topic_step, classifier_step,
-              n_jobs=None):
-    """:class:`SSGRLDData` of a corpus (empty documents removed beforehand)."""
+              n_jobs=None, n_total=None):
+    """:class:`SSGRLDData` of a corpus (empty documents removed beforehand). ``n_total``:
+    the documents the minibatch gradients stand for (default: these; a shard's corpus,
+    :mod:`regbayes.algorithms.medlda_shards`)."""
     mode = kern.MODE_CRAMMER_SINGER if crammer_singer else kern.MODE_BINARY
     codes = np.asarray(codes, np.int64)
     y_sign = np.asarray(y_sign, np.float64)
     labels = codes.astype(np.int32) if crammer_singer else y_sign
-    scale = y_sign.shape[0] / batch_size
+    n_total = y_sign.shape[0] if n_total is None else int(n_total)
+    scale = n_total / batch_size
     with enable_x64():
         constants = tuple(jnp.asarray(v, jnp.float64) for v in (C * scale, margin, prior_scale))
     return SSGRLDData(doc_ptr, words, np.diff(doc_ptr).astype(np.float64), y_sign, codes, labels, mode,
                       int(n_topics), int(n_words), float(alpha), float(beta), float(C), float(margin),
                       float(prior_scale), int(batch_size), int(n_inner_sweeps), int(n_inner_burnin), int(soft_from),
-                      topic_step, classifier_step, n_jobs, bucket(batch_size), constants)
+                      topic_step, classifier_step, n_jobs, bucket(batch_size), constants, n_total)
 
 
 def init(seed, data: SSGRLDData) -> SSGRLDState:
     """Uniform random topics; theta with Gamma(1, 1) + beta entries (Phi near Dir(1) rows);
     eta = 0. Both draws from the stream ``seed``."""
-    K, V = data.n_topics, data.n_words
     rng = np.random.default_rng(seed)
-    z = kern.random_assignments(data.words.shape[0], K, int(rng.integers(2**31 - 1)))
-    theta = rng.gamma(1.0, 1.0, size=(K, V)) + data.beta
+    z = kern.random_assignments(data.words.shape[0], data.n_topics, int(rng.integers(2**31 - 1)))
+    return initial_globals(rng, data.n_topics, data.n_words, data.beta, data.y_sign.shape[1],
+                           data.crammer_singer)._replace(z=z)
+
+
+def initial_globals(rng, n_topics, n_words, beta, n_classifiers, crammer_singer) -> SSGRLDState:
+    """:func:`init`'s state without the topic assignments (``z=None``): theta, Phi and eta
+    drawn from ``rng``."""
+    theta = rng.gamma(1.0, 1.0, size=(n_topics, n_words)) + beta
     phi_t = np.ascontiguousarray((theta / theta.sum(axis=1, keepdims=True)).T)
     with enable_x64():
-        eta_state = initial_eta_state(data.y_sign.shape[1], K, data.crammer_singer)
-    return SSGRLDState(z, theta, phi_t, eta_state, np.zeros((data.y_sign.shape[1], K)), 0, 0, 0)
+        eta_state = initial_eta_state(n_classifiers, n_topics, crammer_singer)
+    return SSGRLDState(None, theta, phi_t, eta_state, np.zeros((n_classifiers, n_topics)), 0, 0, 0)
 
 
 def _sweeps(data, docs, doc_ptr_b, words_b, z_b, phi_t, eta, seed, soft):
@@ -250,9 +260,14 @@ def divergence_check(data: SSGRLDData):
     step size to lower when ``||eta||^2`` leaves the bound of
     :func:`regbayes.potentials.weight_norm_bound` (``classifier_step_size``) or Phi is no
     longer finite (``topic_step_size``)."""
-    D, M = data.y_sign.shape
-    n_hinges = 1 if data.crammer_singer else M
-    bound = weight_norm_bound(D, M * data.n_topics, n_hinges, data.C, data.margin, data.prior_scale)
+    return eta_divergence_check(data.n_total, data.y_sign.shape[1], data.n_topics, data.crammer_singer, data.C,
+                                data.margin, data.prior_scale)
+
+
+def eta_divergence_check(n_docs, n_classifiers, n_topics, crammer_singer, C, margin, prior_scale):
+    """:func:`divergence_check` from the corpus' sizes and the model's constants."""
+    n_hinges = 1 if crammer_singer else n_classifiers
+    bound = weight_norm_bound(n_docs, n_classifiers * n_topics, n_hinges, C, margin, prior_scale)
 
     def check(state, info):
         message = coef_divergence(state.eta, bound, "classifier_step_size")

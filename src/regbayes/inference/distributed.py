@@ -60,7 +60,7 @@ class ClusterError(RuntimeError):
     """The Dask cluster cannot run the chains: not reachable, or no worker left."""
 
 
-def _is_lost_worker(err) -> bool:
+def is_lost_worker(err) -> bool:
     """Whether ``err`` is what a call to a lost worker's actor raises: a closed connection,
     or Dask's "Worker holding Actor was lost" (a RuntimeError; a ValueError in some versions)."""
     from distributed.comm import CommClosedError
@@ -153,6 +153,14 @@ def resolve_client(client=None):
     return client
 
 
+def cluster_workers(client) -> list[str]:
+    """The addresses of ``client``'s workers, sorted; :class:`ClusterError` when there are none."""
+    workers = sorted(client.scheduler_info(n_workers=-1)["workers"])
+    if not workers:
+        raise ClusterError("the Dask cluster has no worker")
+    return workers
+
+
 def chain_groups(n_chains: int, n_workers: int) -> list[tuple[int, int]]:
     """Contiguous ``(start, stop)`` ranges of the chains, one per worker, sizes differing by at most one."""
     n_groups = max(1, min(n_chains, n_workers))
@@ -215,10 +223,7 @@ class DaskChains:
         self._place()
 
     def _workers(self):
-        workers = sorted(self.client.scheduler_info(n_workers=-1)["workers"])
-        if not workers:
-            raise ClusterError("the Dask cluster has no worker")
-        return workers
+        return cluster_workers(self.client)
 
     def _place(self):
         """Form the groups on the current workers and start a runner on each (the kernel
@@ -256,7 +261,7 @@ class DaskChains:
                         self._each_group("compile", *self._example, name, static, args)
                 return call()
             except Exception as err:  # noqa: BLE001 - sorted below
-                if not _is_lost_worker(err):
+                if not is_lost_worker(err):
                     raise
                 if attempt == MAX_RETRIES:
                     raise ClusterError(f"the chains' workers were lost {MAX_RETRIES + 1} times; last: {err!r}") from err

@@ -58,6 +58,7 @@ from ..rng import host_seeds
 from ..samplers import defaults
 from .base import RegBayesEstimator
 from .medlda_refit import refit_classifier
+from .medlda_shards import fit_sharded
 from .topic_classifier import TopicClassifierMixin, multilabel_tags
 from .topic_input import (
     POSITIVE, TOPIC_CLASSIFIER_CONSTRAINTS, TOPIC_CONSTRAINTS, CountInputMixin, at_least, run_trace,
@@ -185,6 +186,19 @@ class MedLDA(ClassifierMixin, TransformerMixin, TopicClassifierMixin, CountInput
         arguments and data continues from it to the fitted attributes of an uninterrupted
         fit (:meth:`regbayes.models.base.RegBayesEstimator._host_checkpoint`).
     checkpoint_every : float, default=60.0
+    chain_method : {"local", "dask"}, default="local"
+        Where the sampler runs: in this process, or (``sampler="ssgrld"``) with the
+        documents sharded over the workers of a Dask cluster (Dask's current ``Client``,
+        else an embedded ``LocalCluster`` with one single-threaded worker per core), the
+        topics and the classifier travelling between the shards (distributed SGLD;
+        :mod:`regbayes.models.medlda_shards`). ``X`` may then also be documents read block
+        by block, each worker reading its own: svmlight files, Parquet, Zarr or a Dask
+        array of word counts (:func:`regbayes.datasets.open_row_blocks`; ``y`` as there).
+        It is one chain, one shard at a time: the cluster holds a corpus larger than one
+        machine's memory, it does not run faster. ``trace_`` then has one entry per
+        trajectory (``trace_["trajectory_iterations"]`` iterations on one shard), and
+        ``trace_["shard_documents"]`` the documents of each shard. No ``checkpoint``,
+        ``callback`` or ``snapshot_every``.
 
     Attributes
     ----------
@@ -222,6 +236,7 @@ class MedLDA(ClassifierMixin, TransformerMixin, TopicClassifierMixin, CountInput
         "multi_class": [StrOptions(set(MULTI_CLASS))],
         "topic_step_size": _STEP,
         "classifier_step_size": _STEP,
+        "chain_method": [StrOptions({"local", "dask"})],
     }
 
     def __init__(
@@ -251,6 +266,7 @@ class MedLDA(ClassifierMixin, TransformerMixin, TopicClassifierMixin, CountInput
         progress=False,
         checkpoint=None,
         checkpoint_every=60.0,
+        chain_method="local",
     ):
         self.n_topics = n_topics
         self.alpha = alpha
@@ -277,6 +293,7 @@ class MedLDA(ClassifierMixin, TransformerMixin, TopicClassifierMixin, CountInput
         self.progress = progress
         self.checkpoint = checkpoint
         self.checkpoint_every = checkpoint_every
+        self.chain_method = chain_method
 
     # ------------------------------------------------------------------ checks
     def _check_settings(self, n_docs, n_classes):
@@ -317,6 +334,8 @@ class MedLDA(ClassifierMixin, TransformerMixin, TopicClassifierMixin, CountInput
         """Fit on a (n_docs, V) count matrix (scipy.sparse or dense) or a list of raw texts,
         with class labels y (n_docs,) or a 0/1 label-indicator matrix y (n_docs, L)."""
         self._validate_params()
+        if self.chain_method == "dask":
+            return fit_sharded(self, X, y)
         counts, y = self._training_documents(X, y)
         codes, y_sign = self._encode_targets(y)
         n_classes = len(self.classes_)
@@ -354,17 +373,20 @@ class MedLDA(ClassifierMixin, TransformerMixin, TopicClassifierMixin, CountInput
                       margin=self.margin, prior_scale=self.prior_scale)
         if self.sampler == "gibbs":
             return medlda_gibbs.make_data(doc_ptr, words, y_sign, **common), medlda_gibbs
+        settings = self._ssgrld_settings(y_sign.shape[1], batch_size, n_iter, multi_class)
+        return medlda_ssgrld.make_data(doc_ptr, words, y_sign, codes, **settings), medlda_ssgrld
+
+    def _ssgrld_settings(self, n_classifiers, batch_size, n_iter, multi_class):
+        """The arguments of :func:`regbayes.algorithms.medlda_ssgrld.make_data` beside the corpus."""
         topic = self.topic_step_size if self.topic_step_size is not None else defaults.TOPIC_STEP["a"]
         if not callable(topic):
             topic = schedules.polynomial(topic, b=defaults.TOPIC_STEP["b"], gamma=defaults.TOPIC_STEP["gamma"])
         h = self.classifier_step_size if self.classifier_step_size is not None else defaults.CLASSIFIER_STEP
-        data = medlda_ssgrld.make_data(
-            doc_ptr, words, y_sign, codes, crammer_singer=y_sign.shape[1] > 1 and multi_class == "crammer_singer",
-            batch_size=batch_size, n_inner_sweeps=self.n_inner_sweeps, n_inner_burnin=self.n_inner_burnin,
-            soft_from=n_iter // 2, topic_step=topic, classifier_step=schedules.as_schedule(h), n_jobs=self.n_jobs,
-            **common,
-        )
-        return data, medlda_ssgrld
+        return dict(crammer_singer=n_classifiers > 1 and multi_class == "crammer_singer", n_topics=self.n_topics,
+                    n_words=self._n_words, alpha=self.alpha, beta=self.beta, C=self.C, margin=self.margin,
+                    prior_scale=self.prior_scale, batch_size=batch_size, n_inner_sweeps=self.n_inner_sweeps,
+                    n_inner_burnin=self.n_inner_burnin, soft_from=n_iter // 2, topic_step=topic,
+                    classifier_step=schedules.as_schedule(h), n_jobs=self.n_jobs)
 
     def _run(self, algorithm, module, state, data, key, n_iter):
         """Run the driver: the ``n_draws`` (Phi, eta) pairs evenly spaced over the second half,
