@@ -65,10 +65,11 @@ def run_regbayes(sampler, X, y, *, n_warmup, n_draws, thin, batch_size, seed, hy
     }
 
 
-def throughput_regbayes(sampler, X, data, batch_size, step_size, n_steps, thin, hyper):
+def throughput_regbayes(sampler, X, data, batch_size, step_size, n_steps, thin, hyper, n_chains=1):
     """A warm call of regbayes' driver (``regbayes.inference.sample``, what BayesianSVC.fit
-    runs) with the default kernel and step; returns a function seed -> (wall s, CPU s)
-    of the sampling alone (compile time, ~0 once cached, subtracted)."""
+    runs) with the default kernel and step, ``n_chains`` chains side by side; returns a
+    function seed -> (wall s, CPU s) of the sampling alone (compile time, ~0 once cached,
+    subtracted)."""
     import jax.numpy as jnp
 
     from regbayes.inference import sample
@@ -83,7 +84,7 @@ def throughput_regbayes(sampler, X, data, batch_size, step_size, n_steps, thin, 
         kernel = ssgld(potential, None if sampler == "ssgld_plain" else "adagrad")
         sampler = "ssgld"
     h = step_size if step_size is not None else default_step(sampler, X, batch_size, hyper, n_warmup=0)
-    init = jnp.zeros((1, data.X.shape[1]), data.X.dtype)
+    init = jnp.zeros((n_chains, data.X.shape[1]), data.X.dtype)
     extra = {}
     if "initial_scale" in inspect.signature(sample).parameters:
         # the starting scale BayesianSVC.fit hands the driver (whitened coordinates); these

@@ -117,3 +117,48 @@ def run_blackjax_sgld(data, *, n_warmup, n_draws, thin, batch_size, step_size, s
         "n_iter": n_warmup + n_draws * thin,
         "extra": {"step_size": float(step_size)},
     }
+
+
+def throughput_blackjax_chains(data, n_chains, batch_size, step_size, n_steps, thin, key_impl="threefry2x32"):
+    """``blackjax.sgld`` ``vmap``-ed over ``n_chains`` chains that share ``data``, as one
+    jitted program per call (``n_steps // thin`` kept positions per chain, every one stored).
+    Returns ``seed -> sampling seconds`` of a warm call (compiled once, before the first)."""
+    import jax
+    import jax.numpy as jnp
+
+    from regbayes.potentials import build_potential
+
+    sgld = sgld_on_potential(build_potential(batch_size))
+    n_saved = n_steps // thin
+
+    def one_chain(position, key, data, h):
+        def inner(carry, _):
+            position, key = carry
+            key, sub = jax.random.split(key)
+            key_batch, key_noise = jax.random.split(sub)
+            return (sgld.step(key_noise, position, (key_batch, data), h), key), None
+
+        def outer(carry, _):
+            carry, _ = jax.lax.scan(inner, carry, None, length=thin)
+            return carry, carry[0]
+
+        (position, key), saved = jax.lax.scan(outer, (position, key), None, length=n_saved)
+        return position, key, saved
+
+    program = jax.jit(jax.vmap(one_chain, in_axes=(0, 0, None, None)))
+    positions = jnp.zeros((n_chains, data.X.shape[1]), data.X.dtype)
+    h = jnp.asarray(step_size, data.X.dtype)
+    keys = jax.random.split(jax.random.key(0, impl=key_impl), n_chains)
+    compiled = program.lower(positions, keys, data, h).compile()
+
+    def call(seed):
+        keys = jax.random.split(jax.random.key(seed, impl=key_impl), n_chains)
+        start = time.perf_counter()
+        saved = compiled(positions, keys, data, h)[2]
+        jax.block_until_ready(saved)
+        seconds = time.perf_counter() - start
+        if not np.isfinite(np.asarray(saved[:, -1])).all():
+            raise FloatingPointError("blackjax.sgld diverged")
+        return seconds
+
+    return call
