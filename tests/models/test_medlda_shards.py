@@ -34,16 +34,16 @@ def matched_topic_distance(topics, truth):
 
 
 def test_sharded_fit_recovers_topics_and_labels_as_one_process(client, corpus):
-    """Two shards of 300 documents, trajectories of 6 iterations (a pass over a shard):
+    """Two shards of 300 documents, taking turns, trajectories of 6 iterations (a pass over a shard):
     the topics within 0.2 of the truth and the test accuracy at least 0.93, the thresholds
     of the one-process test; the same seed gives the same fit."""
     Xtr, ytr, Xte, yte, phi = corpus
     model = MedLDA(chain_method="dask", **COMMON).fit(Xtr, ytr)
     assert model.trace_["shard_documents"] == [300, 300]
-    assert model.trace_["trajectory_iterations"] == 6
+    assert model.trace_["trajectory_iterations"] == [6, 6]
     assert model.n_iter_ == 150 and model.trace_["iteration"][-1] == 150
     np.testing.assert_array_equal(model.trace_["n_docs"], 50 * model.trace_["iteration"])
-    assert set(model.trace_["shard"]) == {0, 1}
+    np.testing.assert_array_equal(model.trace_["shard"], np.arange(25) % 2)
     assert model.topic_word_samples_.shape == (5, K, 200)
     assert matched_topic_distance(model.components_, phi) < 0.2
     assert model.score(Xte, yte) >= 0.93
@@ -126,3 +126,12 @@ def test_shard_trajectory_is_algorithm_1_on_its_documents(corpus):
     np.testing.assert_array_equal(out.state.eta, state.eta)
     assert out.state.iteration == 3 and out.n_summed == 2 and [t for t, _, _ in out.kept] == [2]
     np.testing.assert_allclose(out.phi_sum, phis[1] + phis[2])
+
+
+def test_trajectories_are_proportional_to_the_shards():
+    from regbayes.models.medlda_shards import TRAJECTORY_ITERATIONS, trajectory_lengths
+
+    np.testing.assert_array_equal(trajectory_lengths([6000, 6000], 100), [TRAJECTORY_ITERATIONS] * 2)
+    np.testing.assert_array_equal(trajectory_lengths([4000, 8000], 100), [7, 14])  # 10 x 4/6, twice that
+    np.testing.assert_array_equal(trajectory_lengths([300, 300], 50), [6, 6])  # a pass over a shard
+    np.testing.assert_array_equal(trajectory_lengths([100, 5000], 100), [1, 50])

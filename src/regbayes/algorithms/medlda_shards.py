@@ -3,18 +3,20 @@ the documents sharded: distributed SGLD (Ahn, Shahbaz & Welling 2014) for a topi
 
 A shard (:class:`TopicShard`, held by one worker) keeps its documents' tokens and labels
 and their topic assignments ``z``, which never leave it. The global state -- theta (K, V),
-Phi, eta and the SSGLD state of eta (:func:`travelling`) -- travels: it runs a
-*trajectory* of ``L`` iterations of Algorithm 1 on shard ``s``, chosen with probability
-``q_s = D_s / D`` (``D_s`` its documents), then moves to the next shard chosen so. On shard
-``s`` a minibatch of ``b`` of its ``D_s`` documents stands for the corpus with the scale
-``D_s / (q_s b) = D / b``, the scale of one process (eq. 7's ``|D| / |D~|`` in eq. 21 and
-in the SGRLD step of Phi), so the gradients are unbiased over the choice of shard. What
-the shards add is the deviation of a shard's documents from the corpus, which stays in the
-chain for ``L`` iterations; a trajectory much shorter than a pass over the shard
-(``D_s / b`` iterations) keeps it small.
+Phi, eta and the SSGLD state of eta (:func:`travelling`) -- travels: it runs a *trajectory*
+of ``L_s`` iterations of Algorithm 1 on shard ``s``, then moves on to the next shard. The
+shards take turns, so shard ``s`` runs a share ``q_s = L_s / sum_r L_r`` of the
+iterations; there a minibatch of ``b`` of its ``D_s`` documents stands for the corpus with
+the scale ``D_s / (q_s b)`` (eq. 7's ``|D| / |D~|`` in eq. 21 and in the SGRLD step of
+Phi), which is ``D / b``, that of one process, when ``L_s`` is proportional to ``D_s``;
+over the turns the gradients are unbiased. What the shards add is the deviation of a
+shard's documents from the corpus, which stays in the chain for ``L_s`` iterations, and
+documents whose assignments were last swept ``L`` iterations or more ago. Both stay small
+while a trajectory is short next to a pass over a shard (``D_s / b`` iterations)
+(:data:`regbayes.models.medlda_shards.TRAJECTORY_ITERATIONS`).
 
 A document's inner Gibbs sweeps start from its assignments of its last visit, as in one
-process. With one shard the iterations are those of one process, given the same seeds.
+process.
 """
 from __future__ import annotations
 
@@ -93,9 +95,10 @@ class TopicShard:
         """``(documents kept, empty documents dropped, tokens)``."""
         return len(self.codes), int(self.n_empty), int(self.words.shape[0])
 
-    def start(self, settings: dict, n_total: int):
+    def start(self, settings: dict, n_total: float):
         """The sampler's data (:func:`~regbayes.algorithms.medlda_ssgrld.make_data` with
-        ``settings``, scaled to ``n_total`` documents) and uniform initial topics."""
+        ``settings``, the minibatches standing for ``n_total = D_s / q_s`` documents) and
+        uniform initial topics."""
         self.data = medlda_ssgrld.make_data(self.doc_ptr, self.words, self.y_sign, self.codes, n_total=n_total,
                                             **settings)
         self.z = kern.random_assignments(self.words.shape[0], self.data.n_topics, self.seed)

@@ -125,7 +125,7 @@ class SSGRLDData(NamedTuple):
     n_jobs: int | None
     rows: int
     constants: tuple
-    n_total: int  # |D| of eq. 7's scale |D| / |D~|: these documents, or the whole corpus of a shard
+    n_total: float  # |D| of eq. 7's scale |D| / |D~|: these documents, or what a shard's documents stand for
 
     @property
     def crammer_singer(self):
@@ -169,7 +169,7 @@ def make_data(doc_ptr, words, y_sign, codes, *, crammer_singer, n_topics, n_word
     codes = np.asarray(codes, np.int64)
     y_sign = np.asarray(y_sign, np.float64)
     labels = codes.astype(np.int32) if crammer_singer else y_sign
-    n_total = y_sign.shape[0] if n_total is None else int(n_total)
+    n_total = y_sign.shape[0] if n_total is None else float(n_total)
     scale = n_total / batch_size
     with enable_x64():
         constants = tuple(jnp.asarray(v, jnp.float64) for v in (C * scale, margin, prior_scale))

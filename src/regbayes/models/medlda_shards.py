@@ -6,9 +6,9 @@ The corpus is split into one shard per worker: a count matrix in memory into con
 runs of documents, sent once; documents read block by block (svmlight files, Parquet,
 Zarr, a Dask array: :func:`regbayes.datasets.open_row_blocks`) into contiguous runs of
 blocks (:func:`regbayes.inference.sharded.shard_blocks`), each worker reading its own. The
-driver's host loop (:func:`regbayes.inference.run`) then runs one trajectory of
-:data:`TRAJECTORY_ITERATIONS` iterations per step on a shard chosen with probability
-proportional to its documents; the running mean of Phi and the kept draws come back with
+driver's host loop (:func:`regbayes.inference.run`) then runs one trajectory per step, on
+the shards in turn, about :data:`TRAJECTORY_ITERATIONS` iterations each, in proportion to
+the shard's documents; the running mean of Phi and the kept draws come back with
 the state. The classifier refit (``refit_classifier=True``) gathers the training
 documents' topic proportions from the workers.
 
@@ -34,9 +34,11 @@ from ..rng import host_seeds
 from ..validation import check_labels
 from .medlda_refit import refit_classifier
 
-#: Iterations of a trajectory (a visit to one shard), at most a pass over the smallest shard
-#: (its documents / batch_size). Each visit costs one round trip of the state.
-TRAJECTORY_ITERATIONS = 50
+#: Iterations of a trajectory (a visit to one shard) for shards of equal size; at most a
+#: pass over the smallest shard. Longer visits, in a random order, let the topics merge
+#: more often while the chain sat on one shard and the other shards' documents kept stale
+#: assignments; shorter ones cost more round trips (CHANGELOG.md, 2026-11-28).
+TRAJECTORY_ITERATIONS = 10
 
 
 class ShardedRunState(NamedTuple):
@@ -47,6 +49,7 @@ class ShardedRunState(NamedTuple):
     phi_sum: np.ndarray | None
     n_summed: int
     kept: list
+    visits: int  # trajectories run
 
 
 class ShardedInfo(NamedTuple):
@@ -57,6 +60,15 @@ class ShardedInfo(NamedTuple):
     classifier_step_size: float
     topics_finite: bool
     shard: int  # the shard this trajectory ran on
+
+
+def trajectory_lengths(shard_documents, batch_size) -> np.ndarray:
+    """Iterations per visit of each shard, in proportion to its documents (so that every
+    shard's documents are visited as often as in one process): :data:`TRAJECTORY_ITERATIONS`
+    on average, the smallest shard's at least 1 and at most a pass over it."""
+    docs = np.asarray(shard_documents, np.float64)
+    smallest = np.clip(round(TRAJECTORY_ITERATIONS * docs.min() / docs.mean()), 1, max(1, docs.min() // batch_size))
+    return np.round(smallest * docs / docs.min()).astype(np.int64)
 
 
 def _documents(est, X, y, n_shards):
@@ -125,13 +137,13 @@ def fit_sharded(est, X, y):
     settings = dict(est._ssgrld_settings(y_sign.shape[1], batch_size, n_iter, multi_class), n_jobs=1)
     est._store_settings(batch_size=batch_size, multi_class=multi_class, topic_step_size=settings["topic_step"],
                         classifier_step_size=settings["classifier_step"])
+    lengths = trajectory_lengths(sizes[:, 0], batch_size)
+    q = lengths / lengths.sum()  # the share of the iterations each shard runs
     start = time.perf_counter()
-    for call in [s.start(settings, n_docs) for s in shards]:
+    for call in [s.start(settings, n_total) for s, n_total in zip(shards, sizes[:, 0] / q)]:
         _result(call)
     compile_seconds = time.perf_counter() - start
 
-    trajectory = max(1, min(TRAJECTORY_ITERATIONS, int(sizes[:, 0].min()) // batch_size))
-    q = sizes[:, 0] / n_docs
     average_from = n_iter // 2
     keep = np.unique(np.linspace(average_from, n_iter - 1, est.n_draws).round().astype(int))
     crammer_singer = settings["crammer_singer"]
@@ -139,22 +151,22 @@ def fit_sharded(est, X, y):
                                                    est.margin, est.prior_scale)
 
     def step(seed, state, data):
-        rng = np.random.default_rng(seed)
-        s = int(rng.choice(len(shards), p=q))
-        n = min(trajectory, n_iter - state.travel.iteration)
-        seeds = rng.integers(2**31 - 1, size=n)
+        s = state.visits % len(shards)  # the shards in turn
+        n = min(int(lengths[s]), n_iter - state.travel.iteration)
+        seeds = np.random.default_rng(seed).integers(2**31 - 1, size=n)
         out = _result(shards[s].trajectory(seeds, state.travel, average_from, keep))
         phi_sum = out.phi_sum if state.phi_sum is None else (
             state.phi_sum if out.phi_sum is None else state.phi_sum + out.phi_sum)
         last = out.infos[-1]
         info = ShardedInfo(out.state.iteration, last.n_docs, last.n_tokens, last.topic_step_size,
                            last.classifier_step_size, last.topics_finite, s)
-        return ShardedRunState(out.state, phi_sum, state.n_summed + out.n_summed, state.kept + out.kept), info
+        return ShardedRunState(out.state, phi_sum, state.n_summed + out.n_summed, state.kept + out.kept,
+                               state.visits + 1), info
 
     algorithm = Algorithm(step, "MedLDA[ssgrld, sharded]", check=lambda state, info: eta_check(state.travel, info))
     first = medlda_shards.initial_state(init_seed, est.n_topics, n_words, est.beta, y_sign.shape[1], crammer_singer)
-    n_steps = -(-n_iter // trajectory)
-    result = run(algorithm, ShardedRunState(first, None, 0, []), None, k_run, n_iter=n_steps,
+    n_steps = int(np.searchsorted(np.cumsum(np.resize(lengths, n_iter)), n_iter)) + 1  # trajectories to n_iter
+    result = run(algorithm, ShardedRunState(first, None, 0, [], 0), None, k_run, n_iter=n_steps,
                  progress=est.progress, desc=algorithm.name)
     state = result.state
     draws = [(phi, eta) for _, phi, eta in sorted(state.kept, key=lambda kept: kept[0])]
@@ -176,5 +188,5 @@ def fit_sharded(est, X, y):
                refitted, refit_seconds)
     est.n_iter_ = int(state.travel.iteration)
     est.trace_["shard_documents"] = sizes[:, 0].tolist()
-    est.trace_["trajectory_iterations"] = trajectory
+    est.trace_["trajectory_iterations"] = lengths.tolist()
     return est
