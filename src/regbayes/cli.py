@@ -148,7 +148,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--scheduler", metavar="ADDRESS|local", default=None,
                    help="spread the chains over the workers of a Dask cluster: a scheduler's address, or 'local' "
                         "for a local cluster of one worker per core (BayesianSVC; needs regbayes[dask]); with data "
-                        "read block by block, the blocks are shards on the workers and the chains move between them")
+                        "read block by block, the blocks are shards on the workers and the chains move between them. "
+                        "--model medlda: the documents are sharded over the workers (sampler ssgrld), each reading "
+                        "its own blocks of data read block by block")
 
     p = sub.add_parser("predict", help="predict with a saved model",
                        description="Print one prediction per row of DATA (svmlight). With --proba, "

@@ -19,10 +19,12 @@ def _cmd_fit(args) -> int:
     if args.n_warmup is not None and args.n_warmup < 0:
         return _error("fit", f"--n-warmup must be >= 0, got {args.n_warmup}")
     streamed = _read_by_blocks(args.data)
-    if streamed:
+    sharded_medlda = args.model == "medlda" and args.scheduler is not None
+    if streamed and not sharded_medlda:
         if args.model != "bayes-svc" or args.checkpoint is not None:
             return _error("fit", f"{args.data} is read block by block, which --model bayes-svc does without a "
-                          "checkpoint; for another model pass one svmlight file")
+                          "checkpoint, and --model medlda on Dask workers (--scheduler); for another model pass "
+                          "one svmlight file")
         from .datasets import open_row_blocks
 
         try:
@@ -30,6 +32,8 @@ def _cmd_fit(args) -> int:
         except (ValueError, OSError, ImportError) as exc:
             hint = " (--label NAME)" if "name of the label" in str(exc) else ""
             return _error("fit", f"{exc}{hint}")
+    elif streamed:  # MedLDA's workers read the blocks (regbayes.models.medlda_shards)
+        X, y = args.data, args.label
     elif not Path(args.data).is_file():
         return _error("fit", f"no such file: {args.data}")
     else:
@@ -41,9 +45,11 @@ def _cmd_fit(args) -> int:
     if isinstance(params, str):
         return _error("fit", params)
     if args.scheduler is not None:
-        if args.model != "bayes-svc":
-            return _error("fit", f"--scheduler spreads the chains of --model bayes-svc over Dask workers; "
-                          f"{args.model} runs in this process")
+        if args.model not in ("bayes-svc", "medlda"):
+            return _error("fit", f"--scheduler spreads the chains of --model bayes-svc, or the documents of --model "
+                          f"medlda, over Dask workers; {args.model} runs in this process")
+        if args.model == "medlda":
+            params["chain_method"] = "dask"
         from .inference.distributed import ClusterError, resolve_client
 
         try:  # the client made here is Dask's current one, which chain_method="dask" uses
@@ -137,7 +143,8 @@ def _fit_model(args, X, y, params) -> int:
     unknown = sorted(set(params) - set(known))
     if unknown:
         return _error("fit", f"{cls.__name__} has no parameter {', '.join(unknown)}; it has {', '.join(sorted(known))}")
-    if not cls().__sklearn_tags__().input_tags.sparse:
+    streamed = isinstance(X, str)  # MedLDA's documents, read by the Dask workers
+    if not streamed and not cls().__sklearn_tags__().input_tags.sparse:
         X = X.toarray()
     params.update(random_state=args.seed, checkpoint=args.checkpoint, checkpoint_every=args.checkpoint_every)
     if "progress" in known:
@@ -145,13 +152,19 @@ def _fit_model(args, X, y, params) -> int:
     start = time.perf_counter()
     try:
         model = cls(**params).fit(X, y)
-        score = model.score(X, y) if hasattr(model, "score") and hasattr(model, "predict") else None
-    except (ValueError, FloatingPointError) as exc:
+        scored = hasattr(model, "score") and hasattr(model, "predict") and not streamed
+        score = model.score(X, y) if scored else None
+    except (ValueError, FloatingPointError, ImportError, OSError) as exc:
         print(f"regbayes fit: error: {exc}", file=sys.stderr)
         return 1
     seconds = time.perf_counter() - start
     out = _write_model(model, args.model_out, args.format)
-    print(f"{cls.__name__} fitted on {args.data}: {X.shape[0]} rows x {X.shape[1]} features in {seconds:.2f} s")
+    if streamed:
+        shards = model.trace_["shard_documents"]
+        print(f"{cls.__name__} fitted on {args.data}: {sum(shards)} documents in {len(shards)} shards on Dask workers "
+              f"in {seconds:.2f} s")
+    else:
+        print(f"{cls.__name__} fitted on {args.data}: {X.shape[0]} rows x {X.shape[1]} features in {seconds:.2f} s")
     if score is not None:
         print(f"  training {'accuracy' if hasattr(model, 'classes_') else 'R^2'}: {score:.4f}")
     print(f"model saved to {out} ({'pickle' if args.format == 'pickle' else 'regbayes model file'})")

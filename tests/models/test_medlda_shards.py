@@ -94,6 +94,8 @@ def test_sharded_bad_settings(client, corpus, tmp_path):
             MedLDA(chain_method="dask", **dict(COMMON, batch_size=400)).fit(Xtr, ytr)
     with pytest.raises(ValueError, match="chain_method"):
         MedLDA(chain_method="threads", **COMMON).fit(Xtr, ytr)
+    with pytest.raises(ValueError, match="read block by block.*chain_method='dask'"):
+        MedLDA(**COMMON).fit(str(tmp_path / "*.svm"), None)
 
 
 def test_shard_trajectory_is_algorithm_1_on_its_documents(corpus):
@@ -135,3 +137,23 @@ def test_trajectories_are_proportional_to_the_shards():
     np.testing.assert_array_equal(trajectory_lengths([4000, 8000], 100), [7, 14])  # 10 x 4/6, twice that
     np.testing.assert_array_equal(trajectory_lengths([300, 300], 50), [6, 6])  # a pass over a shard
     np.testing.assert_array_equal(trajectory_lengths([100, 5000], 100), [1, 50])
+
+
+def test_cli_fits_medlda_on_the_workers(client, corpus, tmp_path, capsys):
+    """``regbayes fit "DIR/*.svm" --model medlda --scheduler ADDRESS``: the workers read the
+    files; without --scheduler such data are refused for MedLDA."""
+    from sklearn.datasets import dump_svmlight_file
+
+    from regbayes import cli, load
+
+    Xtr, ytr, *_ = corpus
+    for i, rows in enumerate(np.array_split(np.arange(600), 4)):
+        dump_svmlight_file(Xtr[rows], ytr[rows], str(tmp_path / f"part{i}.svm"), zero_based=True)
+    params = ["--param", "n_topics=5", "--param", "n_iter=30", "--param", "batch_size=50", "--param", "C=10"]
+    out = tmp_path / "m.npz"
+    command = ["fit", str(tmp_path / "*.svm"), "--model", "medlda", "--model-out", str(out), "--no-progress", *params]
+    assert cli.main([*command, "--scheduler", client.scheduler.address]) == 0
+    assert "600 documents in 2 shards on Dask workers" in capsys.readouterr().out
+    assert load(out).components_.shape[0] == 5
+    assert cli.main(command) == 2
+    assert "--model medlda on Dask workers (--scheduler)" in capsys.readouterr().err

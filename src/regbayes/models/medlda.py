@@ -53,6 +53,7 @@ from .. import schedules
 from ..algorithms import lda_kernels as kern
 from ..algorithms import medlda_gibbs, medlda_ssgrld
 from ..algorithms.topic_inference import topic_proportions
+from ..datasets.row_blocks import is_row_source
 from ..inference import Algorithm, run
 from ..rng import host_seeds
 from ..samplers import defaults
@@ -336,6 +337,9 @@ class MedLDA(ClassifierMixin, TransformerMixin, TopicClassifierMixin, CountInput
         self._validate_params()
         if self.chain_method == "dask":
             return fit_sharded(self, X, y)
+        if is_row_source(X):
+            raise ValueError(f"X ({type(X).__name__}) is data read block by block, which MedLDA reads on Dask workers: "
+                             f"use chain_method='dask' (sampler='ssgrld'), or pass a count matrix or texts")
         counts, y = self._training_documents(X, y)
         codes, y_sign = self._encode_targets(y)
         n_classes = len(self.classes_)
