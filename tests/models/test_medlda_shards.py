@@ -157,3 +157,19 @@ def test_cli_fits_medlda_on_the_workers(client, corpus, tmp_path, capsys):
     assert load(out).components_.shape[0] == 5
     assert cli.main(command) == 2
     assert "--model medlda on Dask workers (--scheduler)" in capsys.readouterr().err
+
+
+def test_a_lost_worker_is_a_clear_error():
+    """The shards hold the topic assignments: a call to a lost worker's shard ends the fit
+    with a ClusterError that says so (no partial result)."""
+    from distributed.comm import CommClosedError
+
+    from regbayes.inference.distributed import ClusterError
+    from regbayes.models.medlda_shards import _result
+
+    class Lost:
+        def result(self):
+            raise CommClosedError("in <TCP (closed)>: Stream is closed")
+
+    with pytest.raises(ClusterError, match="holding a shard of the documents was lost"):
+        _result(Lost())
