@@ -41,6 +41,7 @@ Empty documents: dropped from training with a warning (they carry no word and no
 """
 from __future__ import annotations
 
+import os
 import time
 import warnings
 
@@ -77,6 +78,15 @@ _STEP = [POSITIVE, callable, None]
 #: 180-240 on the synthetic 12,000 documents.
 AUTO_PASSES = 4.0
 AUTO_ITER_RANGE = (500, 20_000)
+
+
+def _is_block_data(X) -> bool:
+    """Data read block by block: a Dask collection, RowBlocks, or a string or path that
+    names files (a single string of text is one document, refused as such elsewhere)."""
+    if isinstance(X, (str, os.PathLike)):
+        path = os.fspath(X)
+        return os.path.exists(os.path.expanduser(path)) or any(ch in path for ch in "*?[")
+    return is_row_source(X)
 
 
 def auto_iterations(sampler, n_docs, batch_size):
@@ -337,7 +347,7 @@ class MedLDA(ClassifierMixin, TransformerMixin, TopicClassifierMixin, CountInput
         self._validate_params()
         if self.chain_method == "dask":
             return fit_sharded(self, X, y)
-        if is_row_source(X):
+        if _is_block_data(X):
             raise ValueError(f"X ({type(X).__name__}) is data read block by block, which MedLDA reads on Dask workers: "
                              f"use chain_method='dask' (sampler='ssgrld'), or pass a count matrix or texts")
         counts, y = self._training_documents(X, y)
