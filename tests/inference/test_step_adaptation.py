@@ -79,6 +79,27 @@ def test_calibration_scales_the_noisy_columns_and_is_deterministic():
     assert np.array_equal(T, T2) and np.array_equal(noise, noise2)
 
 
+def test_calibration_of_many_chains_reads_16_evenly_spaced_chains():
+    """1,000 chains: the noise and the curvature come from chains 0, 67, ..., 999 alone,
+    exactly as a window of those chains gives them."""
+    seen = []
+
+    def noise(p, T):
+        seen.append(p.copy())
+        return 1.0 + p**2
+
+    window = np.random.default_rng(0).normal(size=(1000, 20, 3))
+    calibration = sa.NoiseCalibration(noise, "langevin", 0.1, 3, gradient=lambda p: p)
+    T, V = calibration(np.eye(3), window)
+    assert len(seen) == sa.CALIBRATION_CHAINS == 16
+    chosen = np.linspace(0, 999, 16).round().astype(int)
+    reference = sa.NoiseCalibration(lambda p, T: 1.0 + p**2, "langevin", 0.1, 3, gradient=lambda p: p)
+    T_ref, V_ref = reference(np.eye(3), window[chosen])
+    np.testing.assert_array_equal(T, T_ref)
+    np.testing.assert_array_equal(V, V_ref)
+    np.testing.assert_array_equal(np.stack(seen), window[chosen, -1])
+
+
 def _gaussian_with_noisy_gradient(noise_sd):
     """U(u) = |u|^2 / 2, whose 'minibatch' subgradient carries N(0, noise_sd^2) noise."""
 

@@ -66,6 +66,12 @@ NOISE_FRACTION = 0.5
 DISCRETISATION = 0.02
 CURVATURE_DRAWS = 16
 
+#: At most this many chains (evenly spaced) give the positions where the noise and the
+#: curvature are evaluated: their averages estimate the posterior's, not a chain's, and
+#: each position costs a pass over the noise rows on the host (hundreds of chains would
+#: spend seconds there).
+CALIBRATION_CHAINS = 16
+
 #: Warm-up is too short when the steps after its first window are fewer than this many
 #: relaxation times of the slowest coordinate (e^-3: 5 % of an initial offset left).
 WARMUP_RELAXATIONS = 3.0
@@ -110,7 +116,8 @@ class NoiseCalibration:
 
     ``noise(position, T)`` returns the per-coordinate variance of the whitened minibatch
     subgradient at one position (e.g. :func:`regbayes.potentials.linear_svm.minibatch_noise`);
-    it is averaged over the chains' last positions in ``window`` (chain, draw, ...).
+    it is averaged over the chains' last positions in ``window`` (chain, draw, ...), at most
+    :data:`CALIBRATION_CHAINS` chains.
     ``kind`` and ``step`` as in :func:`noise_allowance`. For the Langevin kinds,
     ``gradient(position)`` (optional) returns the full-data subgradient: the mean of its
     whitened square over ``CURVATURE_DRAWS`` draws per chain of the window estimates each
@@ -135,6 +142,8 @@ class NoiseCalibration:
     def __call__(self, T, window):
         T = np.asarray(T, np.float64)
         window = np.asarray(window, np.float64)
+        if window.shape[0] > CALIBRATION_CHAINS:
+            window = window[np.linspace(0, window.shape[0] - 1, CALIBRATION_CHAINS).round().astype(int)]
         V = np.mean([self.noise(p, T) for p in window[:, -1]], axis=0)
         s2 = np.minimum(1.0, self.allowance / np.maximum(V, 1e-300))
         if self.gradient is not None:
