@@ -372,14 +372,18 @@ class MedLDA(ClassifierMixin, TransformerMixin, TopicClassifierMixin, CountInput
             start = time.perf_counter()
             features = topic_proportions(doc_ptr, words, topics, self.alpha, self.n_transform_sweeps,
                                          self._inference_seed, self.n_jobs)
-            refitted = refit_classifier(
-                features, codes, y_sign, crammer_singer=n_classes > 2 and multi_class == "crammer_singer", C=self.C,
-                margin=self.margin, prior_scale=self.prior_scale, key=k_refit, progress=self.progress,
-                multilabel=self._multilabel,
-            )
+            refitted = self._refit(features, codes, y_sign, multi_class, k_refit)
             refit_seconds = time.perf_counter() - start
         self._store(result, topics, refitted, refit_seconds)
         return self
+
+    def _refit(self, features, codes, y_sign, multi_class, key):
+        """The ``refit_classifier`` draws on the training documents' topic proportions."""
+        return refit_classifier(
+            features, codes, y_sign, crammer_singer=len(self.classes_) > 2 and multi_class == "crammer_singer",
+            C=self.C, margin=self.margin, prior_scale=self.prior_scale, key=key, progress=self.progress,
+            multilabel=self._multilabel,
+        )
 
     def _algorithm_data(self, doc_ptr, words, y_sign, codes, batch_size, n_iter, multi_class):
         """The data of the chosen algorithm, and its module (``init``, ``step``, hooks)."""

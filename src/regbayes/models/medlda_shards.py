@@ -32,7 +32,6 @@ from ..inference.distributed import ClusterError, cluster_workers, is_lost_worke
 from ..inference.sharded import shard_blocks
 from ..rng import host_seeds
 from ..validation import check_labels
-from .medlda_refit import refit_classifier
 
 #: Iterations of a trajectory (a visit to one shard) for shards of equal size; at most a
 #: pass over the smallest shard. Longer visits, in a random order, let the topics merge
@@ -178,10 +177,7 @@ def fit_sharded(est, X, y):
         parts = [_result(c) for c in [s.proportions(topics, est.alpha, est.n_transform_sweeps, est._inference_seed)
                                       for s in shards]]
         features, codes_kept, sign_kept = (np.concatenate(x) for x in zip(*parts))
-        refitted = refit_classifier(
-            features, codes_kept, sign_kept, crammer_singer=len(est.classes_) > 2 and multi_class == "crammer_singer",
-            C=est.C, margin=est.margin, prior_scale=est.prior_scale, key=k_refit, progress=est.progress,
-            multilabel=est._multilabel)
+        refitted = est._refit(features, codes_kept, sign_kept, multi_class, k_refit)
         refit_seconds = time.perf_counter() - begin
     est.snapshots_ = []
     est._store(result._replace(draws=draws, compile_seconds=result.compile_seconds + compile_seconds), topics,
