@@ -2,8 +2,10 @@
 # The install goes through uv (from PyPI, into .venv), which unpacks the wheels in parallel and
 # leaves byte-compiling to first import: 9 s on a fresh machine against pip's 47 s
 # (CHANGELOG.md). Where uv cannot be had or fails, pip installs instead.
-# The tests go to the pytest-xdist workers file by file: a file's tests share their compiled
-# programs and module fixtures on one worker instead of compiling them on both.
+# The tests go to the pytest-xdist workers in contiguous runs, and a worker that runs out takes
+# tests from the end of the other's queue (--dist worksteal): a file's tests mostly share their
+# module fixtures on one worker, the workers finish together, and a program that both compile
+# comes from the run's compilation cache (tests/conftest.py).
 PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
@@ -28,7 +30,7 @@ demo: $(STAMP)
 
 test: $(STAMP)
 	$(BIN)/ruff check src tests benchmarks
-	$(BIN)/python -m pytest -q -n auto --dist loadfile tests
+	$(BIN)/python -m pytest -q -n auto --dist worksteal tests
 
 bench: $(STAMP)
 	$(call PIP_INSTALL,-e ".[bench]")
