@@ -18,7 +18,6 @@ Exact references and tolerances:
 """
 from __future__ import annotations
 
-import arviz as az
 import jax
 import jax.numpy as jnp
 import numpy as np
@@ -75,6 +74,7 @@ def test_softmax_term_of_the_sweep():
 
 
 def test_logit_sweep_visits_partitions_with_exact_probabilities():
+    import arviz as az  # here, not at the top: 3 s of every xdist worker's collection
     X = np.array([[0.0], [0.4], [1.6], [2.2]])
     design = np.hstack([X - 1.0, np.full((4, 1), 0.5)])
     codes = np.array([0, 1, 1, 0])
@@ -113,6 +113,7 @@ def test_logit_sweep_visits_partitions_with_exact_probabilities():
 def test_hmc_expert_step_matches_grid():
     """Two classes, one input: beta (2, 1); 16 slots, each its own chain on the same 7
     rows, which sit in ``design`` between rows that are not theirs."""
+    import arviz as az  # here, not at the top: 3 s of every xdist worker's collection
     rng = np.random.default_rng(4)
     x = np.array([-1.5, -0.7, -0.2, 0.3, 0.9, 1.4, 2.0])
     y = np.array([0, 0, 1, 0, 1, 1, 1])

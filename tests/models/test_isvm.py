@@ -24,7 +24,6 @@ Exact references and tolerances:
 from __future__ import annotations
 
 
-import arviz as az
 import jax
 import jax.numpy as jnp
 import numpy as np
@@ -79,6 +78,7 @@ def _sweep(X, z, K, prior, eta, alpha, C, seed):
 
 
 def test_crp_sweep_visits_partitions_with_exact_probabilities():
+    import arviz as az  # here, not at the top: 3 s of every xdist worker's collection
     X = np.array([[0.0], [0.4], [1.6], [2.2]])
     prior = _niw.niw_prior(np.array([1.0]), 0.2, 3.0, np.array([[0.5]]))
     alpha = 0.8

@@ -13,7 +13,6 @@ is small and estimated from the chains themselves.
 """
 from __future__ import annotations
 
-import arviz as az
 import numpy as np
 
 
@@ -48,6 +47,8 @@ def rwm_reference(X, y, n_classes, *, nu, c, l, step, n_chains=500, n_burn=500, 
 def _mcse(series):
     """MCSE of the mean of a (chain, draw) series, from ArviZ's ESS."""
     series = np.ascontiguousarray(series)
+    import arviz as az  # here, not at the top: 3 s of every xdist worker's collection
+
     return float(np.std(series)) / np.sqrt(float(az.ess(series, method="mean")))
 
 

@@ -20,7 +20,6 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-import arviz as az
 import numpy as np
 
 # ----------------------------------------------------------------------------------
@@ -222,6 +221,8 @@ MIN_ESS = 400  # below this the MCSE estimate itself is unreliable: fail instead
 
 def _ess_mean(series):
     """ESS of the mean of a (chain, draw) series (arviz's 'mean' method)."""
+    import arviz as az  # here, not at the top: 3 s of every xdist worker's collection
+
     return float(az.ess(np.ascontiguousarray(series), method="mean"))
 
 
