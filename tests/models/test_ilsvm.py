@@ -55,7 +55,8 @@ def test_multiclass_labels_scores_and_attributes():
     np.testing.assert_allclose(scores, clf.transform(X) @ clf.coef_[:, :-1].T + clf.coef_[:, -1])
     assert clf.score(X, y) > 0.9
     assert clf.dual_coef_.shape == (120, 3)
-    np.testing.assert_allclose(clf.dual_coef_.sum(axis=1), 10.0)
+    assert clf.classifier_C_ in (0.01, 0.1, 1.0, 10.0)  # chosen by cross-validation
+    np.testing.assert_allclose(clf.dual_coef_.sum(axis=1), clf.classifier_C_)
     # the objective is -ELBO plus a hinge risk >= 0
     assert np.all(clf.objective_[1:] >= -clf.elbo_ - 1e-6 * np.abs(clf.elbo_))
     assert clf.duality_gap_ >= -1e-9
@@ -80,12 +81,14 @@ def test_binary_decision_and_raw_inputs():
 def test_intercept_recovers_a_boundary_off_the_origin(seed):
     """Two planted features, the label their AND: on feature means near {0, 1}^2 a
     boundary through the origin cannot separate (1, 1) from (1, 0) and (0, 1) (it would
-    need w1 < 0, w2 < 0 and w1 + w2 > 0); with the intercept the classes separate."""
+    need w1 < 0, w2 < 0 and w1 + w2 > 0); with the intercept the classes separate. C = 1
+    keeps the features nearly the unsupervised ones (a larger C can shape a feature that
+    is on for the AND itself)."""
     rng = np.random.default_rng(seed)
     Z = (rng.uniform(size=(400, 2)) < 0.5).astype(float)
     X = Z @ rng.normal(size=(2, 10)) * 2.0 + 0.3 * rng.normal(size=(400, 10))
     y = (Z[:, 0] * Z[:, 1]).astype(int)
-    score = {fit_intercept: InfiniteLatentSVC(truncation=4, fit_intercept=fit_intercept, random_state=0)
+    score = {fit_intercept: InfiniteLatentSVC(C=1.0, truncation=4, fit_intercept=fit_intercept, random_state=0)
              .fit(X[:300], y[:300]).score(X[300:], y[300:]) for fit_intercept in (True, False)}
     assert score[True] > 0.95 and score[False] < 0.85
 
@@ -109,10 +112,75 @@ def test_transductive_rows_keep_their_jointly_inferred_features():
     np.testing.assert_allclose(plain.transform(X[100:120]), plain._infer(X[100:120]))
 
 
+def _primal(coef, G, codes, C):
+    """``||mu||^2 / 2 + C sum_n max_y (1[y != y_n] - mu_{y_n} g_n + mu_y g_n)``."""
+    scores = G @ coef.T
+    own = scores[np.arange(len(codes)), codes]
+    cost = 1.0 - np.eye(coef.shape[0])[codes]
+    return 0.5 * np.sum(coef**2) + C * np.sum(np.max(cost + scores - own[:, None], axis=1))
+
+
+@pytest.mark.parametrize("classifier_C", [0.3, "cv"])
+def test_inductive_classifier_minimises_the_hinge_on_the_rows_inferred_as_new(classifier_C):
+    """train_features="inductive": coef_ is the Crammer-Singer classifier of the training
+    rows' inductive features [transform(X), 1] at classifier_C_; its primal objective is
+    within the dual tolerance (1e-2 relative) of scikit-learn's on the same features."""
+    from sklearn.svm import LinearSVC
+
+    X, y = _blobs(4)
+    clf = InfiniteLatentSVC(C=10.0, truncation=6, classifier_C=classifier_C, random_state=0).fit(X, y)
+    G = np.hstack([clf.transform(X), np.ones((len(X), 1))])
+    codes = np.searchsorted(clf.classes_, y)
+    if classifier_C == "cv":
+        assert clf.classifier_C_ == (0.01, 0.1, 1.0, 10.0)[int(np.argmax(clf.classifier_cv_scores_))]
+    else:
+        assert clf.classifier_C_ == 0.3 and clf.classifier_cv_scores_ is None
+    reference = LinearSVC(C=clf.classifier_C_, multi_class="crammer_singer", fit_intercept=False, tol=1e-8,
+                          max_iter=100_000).fit(G, codes)
+    ours, best = _primal(clf.coef_, G, codes, clf.classifier_C_), _primal(reference.coef_, G, codes, clf.classifier_C_)
+    assert best - 1e-6 <= ours <= best * (1 + 1e-2), (ours, best)
+    assert 0 <= clf.duality_gap_ <= 1e-2 * ours
+
+
+def test_joint_classifier_is_the_fits_own():
+    """train_features="joint" keeps Algorithm 3's classifier: weight C, and the same
+    fitted features and objective as the inductive run (only the classifier differs)."""
+    X, y = _blobs(4)
+    joint = InfiniteLatentSVC(C=10.0, truncation=6, train_features="joint", random_state=0).fit(X, y)
+    inductive = InfiniteLatentSVC(C=10.0, truncation=6, classifier_C=1.0, random_state=0).fit(X, y)
+    assert joint.classifier_C_ == 10.0 and joint.classifier_cv_scores_ is None
+    np.testing.assert_allclose(joint.dual_coef_.sum(axis=1), 10.0)
+    np.testing.assert_allclose(inductive.dual_coef_.sum(axis=1), 1.0)
+    np.testing.assert_array_equal(joint.components_, inductive.components_)
+    np.testing.assert_array_equal(joint.objective_, inductive.objective_)
+
+
+def test_classifier_C_selection():
+    """select_classifier_C: the grid value of the best mean fold accuracy, ties to the
+    smaller C; a class with fewer rows than folds gives the fallback without a search."""
+    from regbayes.algorithms.ilsvm_classifier import FALLBACK_C, select_classifier_C
+
+    rng = np.random.default_rng(0)
+    G = np.hstack([rng.normal(size=(90, 2)), np.ones((90, 1))])
+    codes = (G[:, 0] > 0).astype(int) + (G[:, 1] > 0.8).astype(int)
+    C, scores = select_classifier_C(G, codes, 3, tol=1e-3, max_iter=1000, seed=0)
+    assert scores.shape == (4,) and C == (0.01, 0.1, 1.0, 10.0)[int(np.argmax(scores))]
+    assert scores.max() > 0.8 > scores[0]  # C = 0.01 underfits three classes
+    clean = np.abs(G[:, 0]) > 0.3  # separable by the first column: every C >= 1 scores 1.0
+    tie = select_classifier_C(G[clean], (G[clean, 0] > 0).astype(int), 2, tol=1e-3, max_iter=1000, grid=(5.0, 10.0))
+    assert tie[0] == 5.0 and np.all(tie[1] == 1.0)
+    few = codes.copy()
+    few[:88] = np.where(few[:88] == 2, 0, few[:88])
+    few[88:] = 2
+    assert select_classifier_C(G, few, 3, tol=1e-3, max_iter=1000) == (FALLBACK_C, None)
+
+
 @pytest.mark.parametrize("params, message", [
     ({"C": 0.0}, "C"), ({"C": -1.0}, "C"), ({"truncation": 0}, "truncation"), ({"alpha": 0.0}, "alpha"),
     ({"n_inner": 0}, "n_inner"), ({"inner_tol": -1.0}, "inner_tol"), ({"include_inputs": "yes"}, "include_inputs"),
     ({"dual_tol": 0.0}, "dual_tol"), ({"dual_tol": 1.0}, "dual_tol"), ({"fit_intercept": 1}, "fit_intercept"),
+    ({"train_features": "test"}, "train_features"), ({"classifier_C": 0.0}, "classifier_C"),
+    ({"classifier_C": "auto"}, "classifier_C"),
 ])
 def test_bad_parameters_are_named(params, message):
     X, y = _blobs(3, n=20)

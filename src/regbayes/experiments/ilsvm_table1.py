@@ -38,7 +38,7 @@ PAPER = {
 }
 METHODS = ("iLSVM", "IBP+SVM", "LinearSVC")
 SVM_C_GRID = (0.01, 0.1, 1.0, 10.0)
-ILSVM_C_GRID = (0.1, 1.0, 10.0)
+ILSVM_C_GRID = (1.0, 10.0, 30.0)
 
 
 def _linear_svc():

@@ -4,12 +4,15 @@ from __future__ import annotations
 
 from numbers import Real
 
+import jax
 import numpy as np
 from sklearn.base import ClassifierMixin, TransformerMixin
-from sklearn.utils._param_validation import Interval
+from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import check_array, check_is_fitted, validate_data
 
-from ..algorithms.ilsvm import classifier_features
+from ..algorithms.ilsvm import DUAL_MAX_ITER, classifier_features
+from ..algorithms.ilsvm_classifier import fit_classifier, select_classifier_C
+from ..rng import host_seeds
 from ..validation import check_finite_features
 from .latent_base import LATENT_CONSTRAINTS, POSITIVE, LatentFeatureModel, data_digest
 
@@ -29,6 +32,14 @@ class InfiniteLatentSVC(ClassifierMixin, TransformerMixin, LatentFeatureModel):
     the Crammer-Singer dual (eq. 34 with Lemma 12's cost) for ``q(eta) = N(mu, I)``; two
     classes take the same multi-class path.
 
+    The classifier (``train_features="inductive"``, the default). The fit's features of a
+    training row carry the margin's tilt towards its label; a new row's cannot. So after
+    the fit the training rows' features are inferred again as a new row's are, and the
+    Crammer-Singer classifier of ``coef_`` is fitted to them with its own weight
+    ``classifier_C`` (:mod:`regbayes.algorithms.ilsvm_classifier`). The margin still
+    shapes the features through ``q(W)`` and ``q(nu)``. ``train_features="joint"`` keeps
+    Algorithm 3's classifier, fitted at ``C`` to the fit's own features.
+
     New rows (``predict``, ``decision_function``, ``transform``). By default the features of
     a new row are inferred inductively: ``q(W)`` and ``q(nu)`` fixed, the row's ``psi``
     updated without a margin term to convergence
@@ -42,14 +53,23 @@ class InfiniteLatentSVC(ClassifierMixin, TransformerMixin, LatentFeatureModel):
 
     Parameters
     ----------
-    C : float, default=1.0
-        Weight of the hinge loss (the regularisation constant of eq. 12). The margin term
-        of a feature's logit is of order ``C |mu|`` and competes with likelihood terms of
-        order ``D |W_.k|^2 / noise_variance``; with C = 1 the features are nearly those
-        of the unsupervised model, and the margin shapes them only at larger C (on the
-        problem of the tests, D = 30, C = 100). A large C can make the first outer
-        iterations oscillate (:mod:`regbayes.algorithms.ilsvm`); choose C by
+    C : float, default=10.0
+        Weight of the hinge loss in the fit (the regularisation constant of eq. 12). The
+        margin term of a feature's logit is of order ``C |mu|`` and competes with
+        likelihood terms of order ``D |W_.k|^2 / noise_variance``; with C = 1 the features
+        are nearly those of the unsupervised model, and the margin shapes them only at
+        larger C. A large C can make the first outer iterations oscillate
+        (:mod:`regbayes.algorithms.ilsvm`) and the dual steps slow; choose C by
         cross-validation, as the paper does.
+    train_features : {"inductive", "joint"}, default="inductive"
+        The training rows' features that the final classifier is fitted to: inferred as a
+        new row's are (without the margin term), or the fit's own (Algorithm 3).
+    classifier_C : float or "cv", default="cv"
+        Weight of the hinge loss of the final classifier with ``train_features=
+        "inductive"``; ``"cv"`` picks it from ``(0.01, 0.1, 1, 10)`` by 3-fold stratified
+        cross-validation of accuracy on the training rows' features (dual solves only;
+        1.0 when a class has fewer than 3 rows). Ignored with ``"joint"``, whose
+        classifier is the fit's (weight ``C``).
     include_inputs : bool, default=False
         Add the raw inputs beside the latent features in the discriminant (footnote 8):
         ``f(y, x_n) = mu_y^T (psi_n, x_n)``.
@@ -78,30 +98,39 @@ class InfiniteLatentSVC(ClassifierMixin, TransformerMixin, LatentFeatureModel):
     classes_ : (n_classes,) labels
     coef_ : (n_classes, K [+ n_features] [+ 1]) ``mu``, the mean of ``q(eta)``, one row per
         class, over ``[psi, x (include_inputs), 1 (fit_intercept)]``
-    dual_coef_ : (n_train, n_classes) ``omega`` of the dual (eq. 34)
+    dual_coef_ : (n_train, n_classes) ``omega`` of the final classifier's dual (eq. 34)
+    classifier_C_ : float, the weight of the final classifier's hinge (``C`` with
+        ``train_features="joint"``)
+    classifier_cv_scores_ : (4,) mean fold accuracies of the ``classifier_C="cv"``
+        grid, or None
     components_, component_variances_, sticks_, n_active_features_, noise_variance_,
     loading_variance_, elbo_, n_iter_, converged_, trace_ :
         As in :class:`~regbayes.models.ibp_features.IBPFeatures`.
     objective_ : (n_iter_ + 1,) the RegBayes objective at the start and after every
         outer iteration
-    duality_gap_ : float, the duality gap of the final dual step (at most ``dual_tol`` relative)
+    duality_gap_ : float, the duality gap of the final classifier's dual (at most
+        ``dual_tol`` relative)
     unlabeled_features_ : (n_unlabeled, K) the jointly inferred ``psi`` of ``X_unlabeled``
         (0 rows without it)
     """
 
     _parameter_constraints: dict = {**LATENT_CONSTRAINTS, "C": [POSITIVE], "include_inputs": ["boolean"],
-                                    "fit_intercept": ["boolean"], "dual_tol": [Interval(Real, 0, 1, closed="neither")]}
+                                    "fit_intercept": ["boolean"], "dual_tol": [Interval(Real, 0, 1, closed="neither")],
+                                    "train_features": [StrOptions({"inductive", "joint"})],
+                                    "classifier_C": [POSITIVE, StrOptions({"cv"})]}
 
-    def __init__(self, C=1.0, truncation=50, alpha=1.0, n_iter=20, n_inner=10, tol=1e-4, inner_tol=1e-3,
+    def __init__(self, C=10.0, truncation=50, alpha=1.0, n_iter=20, n_inner=10, tol=1e-4, inner_tol=1e-3,
                  noise_variance=None, loading_variance=1.0, estimate_variances=False, include_inputs=False,
-                 fit_intercept=True, dual_tol=1e-2, random_state=None, progress=False, checkpoint=None,
-                 checkpoint_every=60.0):
+                 fit_intercept=True, dual_tol=1e-2, train_features="inductive", classifier_C="cv", random_state=None,
+                 progress=False, checkpoint=None, checkpoint_every=60.0):
         super().__init__(truncation, alpha, n_iter, n_inner, tol, inner_tol, noise_variance, loading_variance, estimate_variances,
                          random_state, progress, checkpoint, checkpoint_every)  # LatentParameters' order
         self.C = C
         self.include_inputs = include_inputs
         self.fit_intercept = fit_intercept
         self.dual_tol = dual_tol
+        self.train_features = train_features
+        self.classifier_C = classifier_C
 
     def fit(self, X, y, X_unlabeled=None):
         """Fit on labelled rows ``X``, ``y`` (any labels, two classes or more); rows of
@@ -120,15 +149,39 @@ class InfiniteLatentSVC(ClassifierMixin, TransformerMixin, LatentFeatureModel):
             if extra.shape[1] != X.shape[1]:
                 raise ValueError(f"X_unlabeled has {extra.shape[1]} features, but X has {X.shape[1]}")
             rows = np.vstack([X, extra])
+        key = self._fit_key()
         result = self._fit_latent(rows, codes, len(self.classes_), C=float(self.C), include_inputs=self.include_inputs,
-                                  intercept_scaling=1.0 if self.fit_intercept else 0.0, dual_tol=self.dual_tol)
+                                  intercept_scaling=1.0 if self.fit_intercept else 0.0, dual_tol=self.dual_tol, key=key)
         state = result.state
         self.coef_ = np.asarray(state.coef, np.float64)
         self.dual_coef_ = np.asarray(state.dual, np.float64)
+        self.classifier_C_, self.classifier_cv_scores_ = float(self.C), None
         psi = np.asarray(state.psi, np.float64)
         self.unlabeled_features_ = psi[len(codes):]
         self._unlabeled_digest = data_digest(extra) if extra is not None and len(extra) else None
+        if self.train_features == "inductive":
+            self._fit_inductive_classifier(X, codes, key)
         return self
+
+    def _fit_inductive_classifier(self, X, codes, key):
+        """The final classifier on the training rows' inductive features (class docstring);
+        the cross-validation's folds come from the fit's ``key``."""
+        features = self._classifier_inputs(self._infer(X), X)
+        seed = int(host_seeds(jax.random.fold_in(key, 1), 1)[0])
+        if self.classifier_C == "cv":
+            C, scores = select_classifier_C(features, codes, len(self.classes_), tol=self.dual_tol,
+                                            max_iter=DUAL_MAX_ITER, seed=seed)
+        else:
+            C, scores = float(self.classifier_C), None
+        solution = fit_classifier(features, codes, len(self.classes_), C, tol=self.dual_tol, max_iter=DUAL_MAX_ITER)
+        self.coef_ = np.asarray(solution.coef, np.float64)
+        self.dual_coef_ = np.asarray(solution.dual, np.float64)
+        self.duality_gap_ = float(solution.gap)
+        self.classifier_C_, self.classifier_cv_scores_ = C, scores
+
+    def _classifier_inputs(self, psi, X):
+        """``g_n = [psi_n, x_n (include_inputs), 1 (fit_intercept)]`` of every row."""
+        return classifier_features(psi, X if self.include_inputs else None, 1.0 if self.fit_intercept else 0.0)
 
     # ------------------------------------------------------------------ prediction
     def _features_of(self, X):
@@ -146,7 +199,7 @@ class InfiniteLatentSVC(ClassifierMixin, TransformerMixin, LatentFeatureModel):
 
     def _scores(self, X):
         psi, X = self._features_of(X)
-        return classifier_features(psi, X if self.include_inputs else None, 1.0 if self.fit_intercept else 0.0) @ self.coef_.T
+        return self._classifier_inputs(psi, X) @ self.coef_.T
 
     def decision_function(self, X):
         """``f(y, x) = mu_y^T psi(x)`` (eq. 10): (n_samples, n_classes), or for two classes

@@ -128,14 +128,15 @@ class LatentFeatureModel(LatentParameters):
 
     # ------------------------------------------------------------------ fit
     def _fit_latent(self, X, labels=None, n_classes=0, *, C=0.0, include_inputs=False, intercept_scaling=0.0,
-                    dual_tol=DUAL_TOL, name="iLSVM"):
+                    dual_tol=DUAL_TOL, name="iLSVM", key=None):
         """Run Algorithm 3 on the rows ``X`` (the ``len(labels)`` labelled ones first) until
         the objective's relative change is below ``tol``; store the fitted attributes.
-        Returns the driver's result."""
+        ``key``: the fit's JAX key (default: from ``random_state``). Returns the driver's
+        result."""
         check_feature_scale(X, type(self).__name__, smallest=FLOAT32_SCALE[0], largest=FLOAT32_SCALE[1])
         n, d = X.shape
         K = int(self.truncation)
-        key_init, key_run = jax.random.split(self._fit_key())
+        key_init, key_run = jax.random.split(self._fit_key() if key is None else key)
         r = int(round(expected_features(self.alpha, n)))
         noise = pca_noise_variance(X, r) if self.noise_variance is None else float(self.noise_variance)
         data = ilsvm_data(X, labels, n_classes, C=C, alpha=self.alpha, n_inner=self.n_inner, inner_tol=self.inner_tol,
