@@ -122,7 +122,7 @@ def _primal(coef, G, codes, C):
 
 @pytest.mark.parametrize("classifier_C", [0.3, "cv"])
 def test_inductive_classifier_minimises_the_hinge_on_the_rows_inferred_as_new(classifier_C):
-    """train_features="inductive": coef_ is the Crammer-Singer classifier of the training
+    """refit_classifier=True: coef_ is the Crammer-Singer classifier of the training
     rows' inductive features [transform(X), 1] at classifier_C_; its primal objective is
     within the dual tolerance (1e-2 relative) of scikit-learn's on the same features."""
     from sklearn.svm import LinearSVC
@@ -143,10 +143,10 @@ def test_inductive_classifier_minimises_the_hinge_on_the_rows_inferred_as_new(cl
 
 
 def test_joint_classifier_is_the_fits_own():
-    """train_features="joint" keeps Algorithm 3's classifier: weight C, and the same
+    """refit_classifier=False keeps Algorithm 3's classifier: weight C, and the same
     fitted features and objective as the inductive run (only the classifier differs)."""
     X, y = _blobs(4)
-    joint = InfiniteLatentSVC(C=10.0, truncation=6, train_features="joint", random_state=0).fit(X, y)
+    joint = InfiniteLatentSVC(C=10.0, truncation=6, refit_classifier=False, random_state=0).fit(X, y)
     inductive = InfiniteLatentSVC(C=10.0, truncation=6, classifier_C=1.0, random_state=0).fit(X, y)
     assert joint.classifier_C_ == 10.0 and joint.classifier_cv_scores_ is None
     np.testing.assert_allclose(joint.dual_coef_.sum(axis=1), 10.0)
@@ -179,7 +179,7 @@ def test_classifier_C_selection():
     ({"C": 0.0}, "C"), ({"C": -1.0}, "C"), ({"truncation": 0}, "truncation"), ({"alpha": 0.0}, "alpha"),
     ({"n_inner": 0}, "n_inner"), ({"inner_tol": -1.0}, "inner_tol"), ({"include_inputs": "yes"}, "include_inputs"),
     ({"dual_tol": 0.0}, "dual_tol"), ({"dual_tol": 1.0}, "dual_tol"), ({"fit_intercept": 1}, "fit_intercept"),
-    ({"train_features": "test"}, "train_features"), ({"classifier_C": 0.0}, "classifier_C"),
+    ({"refit_classifier": "yes"}, "refit_classifier"), ({"classifier_C": 0.0}, "classifier_C"),
     ({"classifier_C": "auto"}, "classifier_C"),
 ])
 def test_bad_parameters_are_named(params, message):

@@ -29,7 +29,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..core.duals import DualSolution, crammer_singer_dual
+from ..core.duals import crammer_singer_dual
 
 #: The classifier weights that ``select_classifier_C`` compares (those of the
 #: experiments' LinearSVC baselines).
@@ -39,13 +39,6 @@ CV_FOLDS = 3
 #: The weight used when some class has fewer labelled rows than ``CV_FOLDS``
 #: (scikit-learn's ``LinearSVC`` default).
 FALLBACK_C = 1.0
-
-
-def fit_classifier(features, labels, n_classes: int, C: float, *, tol: float, max_iter: int, seed: int = 0
-                   ) -> DualSolution:
-    """The Crammer-Singer classifier ``mu`` on the features ``g_n`` (module docstring) to
-    the relative duality gap ``tol``."""
-    return crammer_singer_dual(features, labels, C, n_classes=n_classes, tol=tol, max_iter=max_iter, seed=seed)
 
 
 def select_classifier_C(features, labels, n_classes: int, *, tol: float, max_iter: int, seed: int = 0,
@@ -63,7 +56,7 @@ def select_classifier_C(features, labels, n_classes: int, *, tol: float, max_ite
     scores = np.zeros(len(grid))
     for train, test in splitter.split(features, labels):
         for i, C in enumerate(grid):
-            mu = fit_classifier(features[train], labels[train], n_classes, C, tol=tol, max_iter=max_iter,
-                                seed=seed).coef
+            mu = crammer_singer_dual(features[train], labels[train], C, n_classes=n_classes, tol=tol,
+                                     max_iter=max_iter, seed=seed).coef
             scores[i] += np.mean(np.argmax(features[test] @ mu.T, axis=1) == labels[test]) / folds
     return float(grid[int(np.argmax(scores))]), scores

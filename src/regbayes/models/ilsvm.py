@@ -11,7 +11,8 @@ from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import check_array, check_is_fitted, validate_data
 
 from ..algorithms.ilsvm import DUAL_MAX_ITER, classifier_features
-from ..algorithms.ilsvm_classifier import fit_classifier, select_classifier_C
+from ..algorithms.ilsvm_classifier import select_classifier_C
+from ..core.duals import crammer_singer_dual
 from ..rng import host_seeds
 from ..validation import check_finite_features
 from .latent_base import LATENT_CONSTRAINTS, POSITIVE, LatentFeatureModel, data_digest
@@ -32,12 +33,12 @@ class InfiniteLatentSVC(ClassifierMixin, TransformerMixin, LatentFeatureModel):
     the Crammer-Singer dual (eq. 34 with Lemma 12's cost) for ``q(eta) = N(mu, I)``; two
     classes take the same multi-class path.
 
-    The classifier (``train_features="inductive"``, the default). The fit's features of a
+    The classifier (``refit_classifier=True``, the default). The fit's features of a
     training row carry the margin's tilt towards its label; a new row's cannot. So after
     the fit the training rows' features are inferred again as a new row's are, and the
     Crammer-Singer classifier of ``coef_`` is fitted to them with its own weight
     ``classifier_C`` (:mod:`regbayes.algorithms.ilsvm_classifier`). The margin still
-    shapes the features through ``q(W)`` and ``q(nu)``. ``train_features="joint"`` keeps
+    shapes the features through ``q(W)`` and ``q(nu)``. ``refit_classifier=False`` keeps
     Algorithm 3's classifier, fitted at ``C`` to the fit's own features.
 
     New rows (``predict``, ``decision_function``, ``transform``). By default the features of
@@ -61,14 +62,15 @@ class InfiniteLatentSVC(ClassifierMixin, TransformerMixin, LatentFeatureModel):
         larger C. A large C can make the first outer iterations oscillate
         (:mod:`regbayes.algorithms.ilsvm`) and the dual steps slow; choose C by
         cross-validation, as the paper does.
-    train_features : {"inductive", "joint"}, default="inductive"
-        The training rows' features that the final classifier is fitted to: inferred as a
-        new row's are (without the margin term), or the fit's own (Algorithm 3).
+    refit_classifier : bool, default=True
+        Fit the final classifier to the training rows' features inferred as a new row's
+        are, without the margin term (as ``MedLDA(refit_classifier=True)`` does with topic
+        proportions); False keeps Algorithm 3's classifier on the fit's own features.
     classifier_C : float or "cv", default="cv"
-        Weight of the hinge loss of the final classifier with ``train_features=
-        "inductive"``; ``"cv"`` picks it from ``(0.01, 0.1, 1, 10)`` by 3-fold stratified
+        Weight of the hinge loss of the final classifier with ``refit_classifier=True``;
+        ``"cv"`` picks it from ``(0.01, 0.1, 1, 10)`` by 3-fold stratified
         cross-validation of accuracy on the training rows' features (dual solves only;
-        1.0 when a class has fewer than 3 rows). Ignored with ``"joint"``, whose
+        1.0 when a class has fewer than 3 rows). Ignored with ``refit_classifier=False``, whose
         classifier is the fit's (weight ``C``).
     include_inputs : bool, default=False
         Add the raw inputs beside the latent features in the discriminant (footnote 8):
@@ -100,7 +102,7 @@ class InfiniteLatentSVC(ClassifierMixin, TransformerMixin, LatentFeatureModel):
         class, over ``[psi, x (include_inputs), 1 (fit_intercept)]``
     dual_coef_ : (n_train, n_classes) ``omega`` of the final classifier's dual (eq. 34)
     classifier_C_ : float, the weight of the final classifier's hinge (``C`` with
-        ``train_features="joint"``)
+        ``refit_classifier=False``)
     classifier_cv_scores_ : (4,) mean fold accuracies of the ``classifier_C="cv"``
         grid, or None
     components_, component_variances_, sticks_, n_active_features_, noise_variance_,
@@ -116,12 +118,12 @@ class InfiniteLatentSVC(ClassifierMixin, TransformerMixin, LatentFeatureModel):
 
     _parameter_constraints: dict = {**LATENT_CONSTRAINTS, "C": [POSITIVE], "include_inputs": ["boolean"],
                                     "fit_intercept": ["boolean"], "dual_tol": [Interval(Real, 0, 1, closed="neither")],
-                                    "train_features": [StrOptions({"inductive", "joint"})],
+                                    "refit_classifier": ["boolean"],
                                     "classifier_C": [POSITIVE, StrOptions({"cv"})]}
 
     def __init__(self, C=10.0, truncation=50, alpha=1.0, n_iter=20, n_inner=10, tol=1e-4, inner_tol=1e-3,
                  noise_variance=None, loading_variance=1.0, estimate_variances=False, include_inputs=False,
-                 fit_intercept=True, dual_tol=1e-2, train_features="inductive", classifier_C="cv", random_state=None,
+                 fit_intercept=True, dual_tol=1e-2, refit_classifier=True, classifier_C="cv", random_state=None,
                  progress=False, checkpoint=None, checkpoint_every=60.0):
         super().__init__(truncation, alpha, n_iter, n_inner, tol, inner_tol, noise_variance, loading_variance, estimate_variances,
                          random_state, progress, checkpoint, checkpoint_every)  # LatentParameters' order
@@ -129,7 +131,7 @@ class InfiniteLatentSVC(ClassifierMixin, TransformerMixin, LatentFeatureModel):
         self.include_inputs = include_inputs
         self.fit_intercept = fit_intercept
         self.dual_tol = dual_tol
-        self.train_features = train_features
+        self.refit_classifier = refit_classifier
         self.classifier_C = classifier_C
 
     def fit(self, X, y, X_unlabeled=None):
@@ -159,7 +161,7 @@ class InfiniteLatentSVC(ClassifierMixin, TransformerMixin, LatentFeatureModel):
         psi = np.asarray(state.psi, np.float64)
         self.unlabeled_features_ = psi[len(codes):]
         self._unlabeled_digest = data_digest(extra) if extra is not None and len(extra) else None
-        if self.train_features == "inductive":
+        if self.refit_classifier:
             self._fit_inductive_classifier(X, codes, key)
         return self
 
@@ -173,7 +175,8 @@ class InfiniteLatentSVC(ClassifierMixin, TransformerMixin, LatentFeatureModel):
                                             max_iter=DUAL_MAX_ITER, seed=seed)
         else:
             C, scores = float(self.classifier_C), None
-        solution = fit_classifier(features, codes, len(self.classes_), C, tol=self.dual_tol, max_iter=DUAL_MAX_ITER)
+        solution = crammer_singer_dual(features, codes, C, n_classes=len(self.classes_), tol=self.dual_tol,
+                                       max_iter=DUAL_MAX_ITER)
         self.coef_ = np.asarray(solution.coef, np.float64)
         self.dual_coef_ = np.asarray(solution.dual, np.float64)
         self.duality_gap_ = float(solution.gap)
