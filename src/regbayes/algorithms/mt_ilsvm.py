@@ -27,7 +27,11 @@ One :func:`mt_step` is one outer iteration of Algorithm 2:
      maximising ``sum_n (beta_mn y_mn - eps |beta_mn|) - ||mu_m||^2 / 2``, ``|beta_mn| <= C``,
      ``mu_m = sum_n beta_mn psi^T x_n`` (:func:`regbayes.core.duals.svr_dual`);
 
-   each warm-started from the previous outer iteration's dual variables. The next
+   each warm-started from the previous outer iteration's dual variables. With
+   ``shared_variance = s0 > 0`` the prior is ``eta_m = v_m + u``, ``u ~ N(0, s0 I)`` shared
+   by the tasks, and the tasks' duals are one problem
+   (:func:`regbayes.core.multitask_duals.multitask_dual`); ``mu_m = E[eta_m]`` and the rest
+   of the step are unchanged, ``KL(q(eta) || p(eta))`` is the dual's. The next
    phase's margin term in the logit of ``psi_dk`` is ``sum_{m,n} c_mn mu_mk x_nd`` with
    ``c_mn = y_mn omega_mn`` (classification; eq. 27 as printed omits ``omega``) or
    ``c_mn = omega_mn - omega*_mn`` (regression);
@@ -90,6 +94,7 @@ import numpy as np
 from threadpoolctl import threadpool_limits
 
 from ..core.duals import binary_svm_dual, svr_dual
+from ..core.multitask_duals import multitask_dual
 from ..potentials import ibp_projection as proj
 from .ilsvm import classifier_features as stack_features
 from ..potentials import ibp_sticks as sticks
@@ -127,6 +132,7 @@ class MTData(NamedTuple):
     dual_max_iter: int
     anneal_iterations: int  # outer iterations of the tempering schedule (0: none)
     anneal_start: float  # beta_0 of the schedule, in (0, 1]
+    shared_variance: float = 0.0  # s0 of the shared prior component u (0: independent tasks, the paper's prior)
 
 
 class MTState(NamedTuple):
@@ -154,18 +160,21 @@ class MTInfo(NamedTuple):
 
 def mt_data(X, task_rows, targets, *, loss="hinge", C=1.0, row_weights=None, epsilon=0.0, alpha=1.0, n_inner=10,
             inner_tol=1e-3, joint=True, include_inputs=False, intercept_scaling=0.0, estimate_variances=False,
-            dual_tol=1e-3, dual_max_iter=1000, anneal_iterations=0, anneal_start=1.0) -> MTData:
+            dual_tol=1e-3, dual_max_iter=1000, anneal_iterations=0, anneal_start=1.0, shared_variance=0.0) -> MTData:
     """Pack the data: ``X`` (N, D); ``task_rows[m]`` the rows with a label of task m and
     ``targets[m]`` those labels (+-1 for ``loss="hinge"``, reals for ``"epsilon_insensitive"``);
     ``row_weights[m]`` (N_m,) positive weights of those rows' losses, ``C_mn = C w_mn``
     (None: all 1); ``anneal_iterations`` and ``anneal_start`` set the tempering schedule of
-    :func:`model_weight`."""
+    :func:`model_weight`; ``shared_variance`` is ``s0`` of the prior ``eta_m = v_m + u``,
+    ``u ~ N(0, s0 I)`` (:mod:`regbayes.core.multitask_duals`; 0: the paper's independent tasks)."""
     if loss not in LOSSES:
         raise ValueError(f"unknown loss {loss!r}; choose one of {LOSSES}")
     if not 0.0 < float(anneal_start) <= 1.0:
         raise ValueError(f"anneal_start must be in (0, 1], got {anneal_start!r}")
     if int(anneal_iterations) < 0:
         raise ValueError(f"anneal_iterations must be >= 0, got {anneal_iterations!r}")
+    if not float(shared_variance) >= 0.0:
+        raise ValueError(f"shared_variance must be >= 0, got {shared_variance!r}")
     X = np.ascontiguousarray(X, dtype=np.float64)
     rows = tuple(np.asarray(r, dtype=np.int64) for r in task_rows)
     targets = tuple(np.asarray(t, dtype=np.float64) for t in targets)
@@ -179,7 +188,8 @@ def mt_data(X, task_rows, targets, *, loss="hinge", C=1.0, row_weights=None, eps
     floor = NOISE_FLOOR * float(np.mean(X * X)) if X.size else NOISE_FLOOR
     return MTData(X, rows, targets, loss, costs, float(epsilon), float(alpha), int(n_inner), float(inner_tol),
                   bool(joint), bool(include_inputs), float(intercept_scaling), bool(estimate_variances),
-                  max(floor, 1e-12), float(dual_tol), int(dual_max_iter), int(anneal_iterations), float(anneal_start))
+                  max(floor, 1e-12), float(dual_tol), int(dual_max_iter), int(anneal_iterations), float(anneal_start),
+                  float(shared_variance))
 
 
 def n_classifier_features(n_inputs: int, truncation: int, include_inputs: bool, intercept: bool) -> int:
@@ -354,13 +364,18 @@ def margin_directions(state: MTState, data: MTData) -> np.ndarray:
 
 
 def solve_duals(features, data: MTData, previous: tuple, seed: int):
-    """The per-task duals (eq. 28 or Lemma 11's), warm-started from ``previous``. Returns
-    ``(coef (M, P), duals, summed primal objectives, largest relative gap, all converged)``.
+    """The tasks' duals (eq. 28 or Lemma 11's), warm-started from ``previous``. Returns
+    ``(coef (M, P), duals, summed primal objectives, largest relative gap, all converged,
+    KL(q(eta) || p(eta)))``. With ``shared_variance = 0`` each task's dual is solved on its
+    own; otherwise the tasks are coupled by the shared component and solved as one
+    (:func:`regbayes.core.multitask_duals.multitask_dual`).
 
     BLAS runs on one thread here: the solvers' linear algebra is on matrices of P columns
     (tens), where a multi-threaded BLAS only adds synchronisation, and on a machine whose
     cores are busy its threads wait for one another at every call."""
     with threadpool_limits(limits=1, user_api="blas"):
+        if data.shared_variance > 0:
+            return _solve_shared(features, data, previous, seed)
         return _solve_duals(features, data, previous, seed)
 
 
@@ -381,7 +396,18 @@ def _solve_duals(features, data: MTData, previous: tuple, seed: int):
         scale = max(abs(sol.primal_objective), abs(sol.dual_objective), 1e-300)
         gap = max(gap, sol.gap / scale)
         converged &= sol.converged
-    return coef, tuple(duals), primal, gap, converged
+    return coef, tuple(duals), primal, gap, converged, 0.5 * float(np.sum(coef * coef))
+
+
+def _solve_shared(features, data: MTData, previous: tuple, seed: int):
+    sizes = [len(r) for r in data.task_rows]
+    sol = multitask_dual(features, np.concatenate(data.task_rows), np.repeat(np.arange(len(sizes)), sizes),
+                         np.concatenate(data.targets), np.concatenate(data.costs), n_tasks=len(sizes), loss=data.loss,
+                         epsilon=data.epsilon, shared_variance=data.shared_variance, tol=data.dual_tol,
+                         max_iter=data.dual_max_iter, initial_dual=np.concatenate(previous), seed=seed)
+    duals = tuple(np.split(sol.dual, np.cumsum(sizes)[:-1]))
+    scale = max(abs(sol.primal_objective), abs(sol.dual_objective), 1e-300)
+    return sol.coef, duals, sol.primal_objective, sol.gap / scale, sol.converged, sol.kl
 
 
 def n_active(psi) -> int:
@@ -402,7 +428,7 @@ def mt_step(seed: int, state: MTState, data: MTData):
             X, jnp.asarray(V), state.psi, state.gamma, state.phi, state.sigma2, state.noise_variance,
             state.loading_variance, data.alpha, data.n_inner, data.inner_tol, weight)
         features = classifier_features(data.X, psi, data.include_inputs, data.intercept_scaling)
-        coef, duals, primal, gap, converged = solve_duals(features, data, state.duals, seed)
+        coef, duals, primal, gap, converged, kl_eta = solve_duals(features, data, state.duals, seed)
         if data.estimate_variances:
             noise, loading, latent = _finish(X, psi, gamma, phi, sigma2, state.noise_variance, state.loading_variance,
                                              data.alpha, data.noise_floor)
@@ -410,7 +436,6 @@ def mt_step(seed: int, state: MTState, data: MTData):
             noise, loading = state.noise_variance, state.loading_variance
             entropy = float(sticks.bernoulli_entropy(psi))
             latent = (float(value) - float(np.sum(np.asarray(psi) * (data.X.T @ V))) - entropy) / weight + entropy
-    kl_eta = 0.5 * float(np.sum(coef * coef))
     elbo = float(latent) - kl_eta
     risk = primal - kl_eta
     new = MTState(gamma, psi, phi, sigma2, noise, loading, coef, duals, state.iteration + 1)

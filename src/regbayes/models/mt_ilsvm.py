@@ -83,15 +83,17 @@ class _MultiTaskLatentBase(LatentParameters):
         "init": [StrOptions(set(INITS))],
         "anneal_iterations": [Interval(Integral, 0, None, closed="left")],
         "anneal_start": [Interval(Real, 0, 1, closed="right")],
+        "shared_variance": [Interval(Real, 0, None, closed="left")],
     }
     _loss = "hinge"
 
     def __init__(self, truncation=50, alpha=1.0, C=1.0, n_iter=20, n_inner=10, tol=1e-4, inner_tol=1e-3,
                  noise_variance=None, loading_variance=1.0, estimate_variances=False, include_inputs=False,
                  fit_intercept=True, joint=True, init="paper", anneal_iterations=0, anneal_start=0.01, random_state=None,
-                 progress=False, checkpoint=None, checkpoint_every=60.0):
+                 progress=False, checkpoint=None, checkpoint_every=60.0, shared_variance=0.0):
         super().__init__(truncation, alpha, n_iter, n_inner, tol, inner_tol, noise_variance, loading_variance, estimate_variances,
                          random_state, progress, checkpoint, checkpoint_every)  # LatentParameters' order
+        self.shared_variance = shared_variance
         self.C = C
         self.include_inputs = include_inputs
         self.fit_intercept = fit_intercept
@@ -116,7 +118,8 @@ class _MultiTaskLatentBase(LatentParameters):
                        alpha=self.alpha, n_inner=self.n_inner, inner_tol=self.inner_tol, joint=self.joint,
                        include_inputs=self.include_inputs, intercept_scaling=1.0 if self.fit_intercept else 0.0,
                        estimate_variances=self.estimate_variances, dual_tol=DUAL_TOL, dual_max_iter=DUAL_MAX_ITER,
-                       anneal_iterations=self.anneal_iterations, anneal_start=self.anneal_start)
+                       anneal_iterations=self.anneal_iterations, anneal_start=self.anneal_start,
+                       shared_variance=self.shared_variance)
         init_seed, run_seed = host_seeds(self._fit_key(), 2)
         state = mt_init(int(init_seed), data, self.truncation, lam2, self.loading_variance, init=self.init)
         name = "MT-iLSVM" if self.joint else "MT-IBP+SVM"
@@ -276,6 +279,12 @@ class MultiTaskInfiniteLatentSVC(ClassifierMixin, TransformerMixin, _MultiTaskLa
         arguments and data continues from it to the fitted attributes of an uninterrupted
         fit (:meth:`regbayes.models.base.RegBayesEstimator._host_checkpoint`).
     checkpoint_every : float, default=60.0
+    shared_variance : float, default=0.0
+        ``s0``: the tasks' weights get a shared component, ``eta_m = v_m + u`` with
+        ``v_m ~ N(0, I)`` and ``u ~ N(0, s0 I)`` (Evgeniou and Pontil 2004's regularised
+        multi-task learning as a prior; :mod:`regbayes.core.multitask_duals`), so tasks
+        with few rows borrow the others' weights; the tasks' duals are then solved as one
+        problem. 0 is the paper's prior: independent tasks that share only ``Z``.
 
     Attributes
     ----------
@@ -296,12 +305,13 @@ class MultiTaskInfiniteLatentSVC(ClassifierMixin, TransformerMixin, _MultiTaskLa
     def __init__(self, truncation=50, alpha=1.0, C=1.0, n_iter=20, n_inner=10, tol=1e-4, inner_tol=1e-3,
                  noise_variance=None, loading_variance=1.0, estimate_variances=False, include_inputs=False,
                  fit_intercept=True, joint=True, init="paper", anneal_iterations=0, anneal_start=0.01, random_state=None,
-                 progress=False, class_weight=None, checkpoint=None, checkpoint_every=60.0):
+                 progress=False, class_weight=None, checkpoint=None, checkpoint_every=60.0, shared_variance=0.0):
         super().__init__(truncation=truncation, alpha=alpha, C=C, n_iter=n_iter, n_inner=n_inner, tol=tol, inner_tol=inner_tol,
                          noise_variance=noise_variance, loading_variance=loading_variance, estimate_variances=estimate_variances,
                          include_inputs=include_inputs, fit_intercept=fit_intercept, joint=joint, init=init,
                          anneal_iterations=anneal_iterations, anneal_start=anneal_start, random_state=random_state,
-                         progress=progress, checkpoint=checkpoint, checkpoint_every=checkpoint_every)
+                         progress=progress, checkpoint=checkpoint, checkpoint_every=checkpoint_every,
+                         shared_variance=shared_variance)
         self.class_weight = class_weight
 
     def fit(self, X, y, tasks=None):
@@ -422,12 +432,13 @@ class MultiTaskInfiniteLatentSVR(RegressorMixin, TransformerMixin, _MultiTaskLat
     def __init__(self, truncation=50, alpha=1.0, C=1.0, epsilon=0.1, n_iter=20, n_inner=10, tol=1e-4, inner_tol=1e-3,
                  noise_variance=None, loading_variance=1.0, estimate_variances=False, include_inputs=False,
                  fit_intercept=False, joint=True, init="paper", anneal_iterations=0, anneal_start=0.01, random_state=None,
-                 progress=False, checkpoint=None, checkpoint_every=60.0):
+                 progress=False, checkpoint=None, checkpoint_every=60.0, shared_variance=0.0):
         super().__init__(truncation=truncation, alpha=alpha, C=C, n_iter=n_iter, n_inner=n_inner, tol=tol, inner_tol=inner_tol,
                          noise_variance=noise_variance, loading_variance=loading_variance, estimate_variances=estimate_variances,
                          include_inputs=include_inputs, fit_intercept=fit_intercept, joint=joint, init=init,
                          anneal_iterations=anneal_iterations, anneal_start=anneal_start, random_state=random_state,
-                         progress=progress, checkpoint=checkpoint, checkpoint_every=checkpoint_every)
+                         progress=progress, checkpoint=checkpoint, checkpoint_every=checkpoint_every,
+                         shared_variance=shared_variance)
         self.epsilon = epsilon
 
     def fit(self, X, y, tasks=None):
