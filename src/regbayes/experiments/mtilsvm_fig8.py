@@ -35,6 +35,8 @@ def run(out_dir, *, quick: bool = False, seed: int = 0, data: str = "auto", trun
 
     quick: three values of each hyper-parameter on the quick data of Table 2 and Figure 7.
     """
+    from matplotlib.ticker import FormatStrFormatter, NullLocator
+
     from ..plotting import new_figure
 
     start = time.perf_counter()
@@ -64,6 +66,15 @@ def run(out_dir, *, quick: bool = False, seed: int = 0, data: str = "auto", trun
         axes[1, col].semilogx(xs, [r["explained_variance"] for r in curves[param]["school"]], "o-", color="#d62728")
         axes[1, col].set_ylabel("explained variance (%)")
         axes[1, col].set_xlabel(param)
+        for row, span in ((0, 0.05), (1, 2.0)):  # a flat curve drawn flat: at least this range on the y axis
+            ax = axes[row, col]
+            ax.set_xticks(xs if row else [r[param] for r in curves[param]["yeast"]])
+            ax.xaxis.set_major_formatter(FormatStrFormatter("%g"))
+            ax.xaxis.set_minor_locator(NullLocator())
+            low, high = ax.get_ylim()
+            if high - low < span:
+                middle = 0.5 * (low + high)
+                ax.set_ylim(middle - span / 2, middle + span / 2)
     rows = []
     for param in ("alpha", "C"):
         yeast_by, school_by = ({r[param]: r for r in curves[param][d]} for d in ("yeast", "school"))
