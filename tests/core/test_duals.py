@@ -197,6 +197,27 @@ def test_crammer_singer_dual_warm_start_and_projection_of_the_start():
     np.testing.assert_allclose(off.coef, sol.coef, rtol=1e-4, atol=1e-6)
 
 
+@pytest.mark.parametrize("tol", [1e-2, 1e-8])
+def test_crammer_singer_screening_meets_the_tolerance_on_all_columns(tol):
+    """screen=True with 12 near-zero columns (1e-4 of the others) beside 6 informative ones:
+    the gap is certified on the full problem, the solution is the unscreened one to the
+    tolerance, and a problem without small columns is solved exactly as without screening."""
+    X, y = multiclass_data(6, 300, 6, 3)
+    rng = np.random.default_rng(6)
+    wide = np.hstack([X[:, :3], 1e-4 * rng.standard_normal((300, 12)), X[:, 3:]])
+    sol = crammer_singer_dual(wide, y, 2.0, tol=tol, max_iter=100_000, screen=True)
+    plain = crammer_singer_dual(wide, y, 2.0, tol=tol, max_iter=100_000)
+    assert sol.converged and sol.coef.shape == (3, 18)
+    mu, P, D = cs_objectives(wide, y, np.full(300, 2.0), 1.0 - np.eye(3)[y], sol.dual)
+    np.testing.assert_allclose(sol.coef, mu, rtol=1e-10, atol=1e-12)
+    assert sol.primal_objective == pytest.approx(P, rel=1e-10) and sol.dual_objective == pytest.approx(D, rel=1e-10)
+    assert 0 <= P - D <= tol * max(abs(P), abs(D))
+    assert abs(sol.primal_objective - plain.primal_objective) <= 2 * tol * abs(plain.primal_objective)
+    same = crammer_singer_dual(X, y, 2.0, tol=tol, max_iter=100_000, screen=True)
+    alone = crammer_singer_dual(X, y, 2.0, tol=tol, max_iter=100_000)
+    np.testing.assert_array_equal(same.coef, alone.coef)
+
+
 def test_project_simplex_against_its_optimality_conditions():
     rng = np.random.default_rng(0)
     for L in (1, 2, 3, 7):

@@ -57,6 +57,6 @@ def select_classifier_C(features, labels, n_classes: int, *, tol: float, max_ite
     for train, test in splitter.split(features, labels):
         for i, C in enumerate(grid):
             mu = crammer_singer_dual(features[train], labels[train], C, n_classes=n_classes, tol=tol,
-                                     max_iter=max_iter, seed=seed).coef
+                                     max_iter=max_iter, seed=seed, screen=True).coef
             scores[i] += np.mean(np.argmax(features[test] @ mu.T, axis=1) == labels[test]) / folds
     return float(grid[int(np.argmax(scores))]), scores

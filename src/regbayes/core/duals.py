@@ -317,16 +317,21 @@ def _cost_matrix(cost, labels: np.ndarray, n_classes: int) -> np.ndarray:
 
 
 def _project_rows(start: np.ndarray, C: np.ndarray) -> np.ndarray:
-    """Each row of ``start`` projected onto ``{omega >= 0, sum omega = C_n}``."""
-    out = np.empty_like(start)
-    work = np.empty(start.shape[1])
-    for n in range(start.shape[0]):
-        dual_kernels.project_simplex(start[n], C[n], out[n], work)
-    return out
+    """Each row of ``start`` projected onto ``{omega >= 0, sum omega = C_n}`` (one compiled
+    loop over the rows)."""
+    n, L = start.shape
+    out = np.empty(n * L)
+    dual_kernels.project_segments(np.ascontiguousarray(start).reshape(-1), np.arange(0, n * L + 1, L), C, out)
+    return out.reshape(n, L)
+
+
+#: ``screen=True`` (:func:`crammer_singer_dual`): a column whose largest absolute entry is
+#: below this fraction of the largest entry of the features is left out of a first solve.
+SCREEN_FRACTION = 1e-2
 
 
 def crammer_singer_dual(features, y, C, *, n_classes=None, cost=None, tol=1e-8, max_iter=1000, initial_dual=None,
-                        seed=0) -> DualSolution:
+                        seed=0, screen=False) -> DualSolution:
     """Solve the multi-class (Crammer–Singer) dual of iLSVM, eq. 34 with Lemma 12's cost::
 
         max_omega  sum_n sum_y omega_n^y l_n(y) - 1/2 ||mu||^2,
@@ -359,6 +364,14 @@ def crammer_singer_dual(features, y, C, *, n_classes=None, cost=None, tol=1e-8, 
     cost : (N, L) array of non-negative costs ``l_n(y)`` (default 0/1).
     tol, max_iter, seed : as in :func:`binary_svm_dual`.
     initial_dual : (N, L) warm start for ``omega``, each row projected onto the simplex.
+    screen : bool, default False
+        Solve first without the columns whose largest absolute entry is below
+        :data:`SCREEN_FRACTION` of the largest entry (near-zero columns, such as switched-off
+        latent features, barely move ``mu`` but cost each pass as much as the others), then
+        warm-start the full problem from that solution (feasible for it: the constraints
+        do not involve the columns), which returns it after one evaluation when it meets
+        ``tol`` there and continues otherwise. The result meets ``tol`` on the full problem
+        either way; ``n_iter`` counts the passes of both solves.
 
     Returns
     -------
@@ -371,6 +384,15 @@ def crammer_singer_dual(features, y, C, *, n_classes=None, cost=None, tol=1e-8, 
     cost = _cost_matrix(cost, labels, n_classes)
     C = _row_costs(C, n)
     tol, max_iter, seed = _options(tol, max_iter, seed)
+    if screen:
+        size = np.max(np.abs(X), axis=0)
+        keep = size >= SCREEN_FRACTION * size.max()
+        if not keep.all():
+            first = crammer_singer_dual(X[:, keep], labels, C, n_classes=n_classes, cost=cost, tol=tol, max_iter=max_iter,
+                                        initial_dual=initial_dual, seed=seed)
+            full = crammer_singer_dual(X, labels, C, n_classes=n_classes, cost=cost, tol=tol,
+                                       max_iter=max(1, max_iter - first.n_iter), initial_dual=first.dual, seed=seed)
+            return full._replace(n_iter=first.n_iter + full.n_iter)
     omega = _initial(initial_dual, (n, n_classes))
     if initial_dual is None:
         omega[np.arange(n), labels] = C  # feasible start: mu = 0

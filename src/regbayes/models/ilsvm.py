@@ -176,7 +176,7 @@ class InfiniteLatentSVC(ClassifierMixin, TransformerMixin, LatentFeatureModel):
         else:
             C, scores = float(self.classifier_C), None
         solution = crammer_singer_dual(features, codes, C, n_classes=len(self.classes_), tol=self.dual_tol,
-                                       max_iter=DUAL_MAX_ITER)
+                                       max_iter=DUAL_MAX_ITER, screen=True)
         self.coef_ = np.asarray(solution.coef, np.float64)
         self.dual_coef_ = np.asarray(solution.dual, np.float64)
         self.duality_gap_ = float(solution.gap)
