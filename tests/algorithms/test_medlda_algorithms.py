@@ -135,8 +135,8 @@ PINNED = {
     # (medlda_gibbs_kernels.gibbs_classifier_update; before, JAX's threefry key of the seed)
     "gibbs": {"eta": [1.0489938255352933, 1.641363691045713, -1.9308725583484425, 1.2033578852060116],
               "phi_col0": [0.21458852867830422, 0.0001466275659824047, 0.01639676113360324, 0.003888888888888889]},
-    # ssgrld: re-pinned when the SGRLD step of the topics moved to numba with NumPy's normal
-    # variates (algorithms.sgrld_topics; before, JAX's threefry key of the seed)
-    "ssgrld": {"eta": [0.21680603103218873, 1.0711216851887944, 0.7980788037062311, 0.039045776545534955],
-               "phi_col0": [0.016104017164658684, 0.020903672320929517, 0.10536300752072791, 0.06269857042626788]},
+    # ssgrld: re-pinned when the SGRLD step's normal variates came in blocks of topics, each
+    # from its own generator (algorithms.sgrld_topics.NOISE_BLOCKS)
+    "ssgrld": {"eta": [0.3731582144510085, 1.0705016377149084, 0.7416451492596066, 0.2639325759044323],
+               "phi_col0": [0.0012548527782891596, 0.01965716908563323, 0.04325443373765816, 0.112220954392465]},
 }

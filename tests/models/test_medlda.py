@@ -125,9 +125,9 @@ def test_same_random_state_same_result_and_threads_do_not_matter(corpus):
         (dict(sampler="gibbs", n_iter=3),  # re-pinned: the classifier update's variates are NumPy's since 2026-11-27
          [0.0008662714086088838, 0.004776944496011053, 0.004553611051847994],
          [2.271881242346323, -7.525365013283932, -7.235544918931993], [0.0, 1.0, 1.0]),
-        (dict(sampler="ssgrld", n_iter=10, batch_size=50),  # re-pinned: the SGRLD step's variates are NumPy's
-         [0.0006693197082417526, 5.2917723103972386e-05, 0.004643002968220649],
-         [-10.727210037980287, 7.126812284658207, 6.658847646226165], [0.0, 1.0, 1.0]),
+        (dict(sampler="ssgrld", n_iter=10, batch_size=50),  # re-pinned: the SGRLD step's variates come in blocks of topics
+         [0.0012216308924634166, 0.001131238292998943, 0.0028992692557310265],
+         [-11.093283279420088, 7.162617125344062, 6.776676971495554], [0.0, 1.0, 1.0]),
     ],
 )
 def test_pinned_draws(params, topics, coef, proba, corpus):
@@ -323,20 +323,34 @@ def test_padding_rows_leaves_the_ssgrld_update_unchanged():
 def test_sgrld_topic_step_equals_the_reference_step():
     """The numba SGRLD step of the topics against Patterson & Teh's eq. 10 in NumPy
     (:func:`regbayes.samplers.sgrld.sgrld_simplex_step`'s formula) with the same normal
-    variates; Phi = theta / row sums, transposed."""
-    from regbayes.algorithms.sgrld_topics import sgrld_topics
+    variates (one generator per block of topics, seeded from the step's generator); Phi =
+    theta / row sums, transposed. One thread or two: the same result."""
+    import numba
+
+    from regbayes.algorithms.sgrld_topics import NOISE_BLOCKS, sgrld_topics
 
     rng = np.random.default_rng(0)
     theta, expected = rng.gamma(1.0, size=(3, 8)), rng.poisson(2.0, size=(3, 8)).astype(float)
     theta[1, 2] = 1e-300  # a coordinate near 0: the result stays positive
     theta_new, phi_t, finite = sgrld_topics(np.random.default_rng(7), theta, expected, 4.0, 0.1, 0.05)
-    xi = np.random.default_rng(7).standard_normal(theta.shape, dtype=np.float32).astype(np.float64)
+    seeds = np.random.default_rng(7).integers(2**63, size=NOISE_BLOCKS)
+    bounds = np.linspace(0, 3, NOISE_BLOCKS + 1).round().astype(int)
+    xi = np.vstack([np.random.Generator(np.random.PCG64(int(seed))).standard_normal((b - a, 8), dtype=np.float32)
+                    for seed, a, b in zip(seeds, bounds[:-1], bounds[1:])]).astype(np.float64)
     pi = theta / theta.sum(axis=1, keepdims=True)
     drift = 0.1 - theta + 4.0 * (expected - pi * expected.sum(axis=1, keepdims=True))
     reference = np.maximum(np.abs(theta + 0.025 * drift + np.sqrt(theta) * np.sqrt(0.05) * xi), np.finfo(float).tiny)
     np.testing.assert_allclose(theta_new, reference, rtol=1e-12)
     np.testing.assert_allclose(phi_t.T, reference / reference.sum(axis=1, keepdims=True), rtol=1e-12)
     assert finite and np.all(theta_new > 0)
+    threads = numba.get_num_threads()
+    try:
+        numba.set_num_threads(1)
+        serial = sgrld_topics(np.random.default_rng(7), theta, expected, 4.0, 0.1, 0.05)
+    finally:
+        numba.set_num_threads(threads)
+    np.testing.assert_array_equal(serial[0], theta_new)
+    np.testing.assert_array_equal(serial[1], phi_t)
     assert not sgrld_topics(np.random.default_rng(7), np.full((2, 3), np.inf), np.zeros((2, 3)), 1.0, 0.1, 0.05)[2]
 
 

@@ -8,10 +8,16 @@ counts, ``n_k = sum_w n_kw``, ``s = |D| / |D~|`` and ``xi ~ N(0, 1)``; a result 
 becomes the smallest normal float (its noise scale is ``sqrt(theta)``). The same step as
 :func:`regbayes.samplers.sgrld.sgrld_simplex_step`, here fused with the new Phi = theta / row
 sums, written transposed (V, K) for the token kernels, and its finiteness check: one pass
-over the K x V entries where the JAX program made several (and, on a 12,573-word
-vocabulary, cost 5 ms per iteration against 1 ms here). The normal variates are float32
-draws of NumPy's generator (a 24-bit mantissa is far finer than the step's own noise), made
-by the wrapper: the kernel allocates nothing.
+over the K x V entries where the JAX program made several. The normal variates are
+float32 draws of NumPy's generator (a 24-bit mantissa is far finer than the step's own
+noise), made by the wrapper: the kernel allocates nothing.
+
+The topics are split into :data:`NOISE_BLOCKS` blocks of rows, each with its own generator
+seeded from the step's ``rng``; a block's variates and its step run together on one thread
+(NumPy's bulk draws and the kernel release the GIL), the blocks at once when numba has
+more than one thread. The draws depend on the blocks, not on the threads: one thread gives
+the same result. The normal variates are the larger part of this step's cost, and the step
+costs more than the minibatch's token sweeps on a vocabulary of thousands of words.
 """
 from __future__ import annotations
 
@@ -20,17 +26,21 @@ import math
 import numba
 import numpy as np
 
-_JIT = dict(cache=True, _nrt=False, no_cfunc_wrapper=True, error_model="numpy")
+_JIT = dict(cache=True, _nrt=False, no_cfunc_wrapper=True, error_model="numpy", nogil=True)
 _TINY = float(np.finfo(np.float64).tiny)
+
+#: Blocks of topics with their own normal variates (module docstring).
+NOISE_BLOCKS = 2
 
 
 @numba.njit(**_JIT)
-def _sgrld_topics(theta, expected, scale, prior, eps, normals, theta_new, phi_t):
-    """The step into ``theta_new`` (K, V) and ``phi_t`` (V, K); True if Phi is finite."""
-    K, V = theta.shape
+def _sgrld_topics(theta, expected, scale, prior, eps, normals, theta_new, phi_t, k_start, k_stop):
+    """The step of topics ``k_start:k_stop`` into ``theta_new`` (K, V) and ``phi_t`` (V, K);
+    True if those rows of Phi are finite."""
+    V = theta.shape[1]
     finite = True
     root_eps = math.sqrt(eps)
-    for k in range(K):
+    for k in range(k_start, k_stop):
         theta_total = 0.0
         count_total = 0.0
         for w in range(V):
@@ -55,12 +65,30 @@ def _sgrld_topics(theta, expected, scale, prior, eps, normals, theta_new, phi_t)
 
 
 def sgrld_topics(rng, theta, expected, scale, prior, eps):
-    """One SGRLD step of the topics (module docstring) with ``rng``'s normal variates.
-    Returns ``(theta (K, V), phi_t (V, K), finite)``; the inputs are not modified."""
+    """One SGRLD step of the topics (module docstring) with normal variates seeded from
+    ``rng``. Returns ``(theta (K, V), phi_t (V, K), finite)``; the inputs are not modified."""
+    from .lda_kernels import _thread_pool
+
     theta = np.ascontiguousarray(theta, dtype=np.float64)
     expected = np.ascontiguousarray(expected, dtype=np.float64)
-    normals = rng.standard_normal(theta.shape, dtype=np.float32)
+    K = theta.shape[0]
+    bounds = np.linspace(0, K, NOISE_BLOCKS + 1).round().astype(np.int64)
+    seeds = rng.integers(2**63, size=NOISE_BLOCKS)
+    normals = np.empty(theta.shape, dtype=np.float32)
     theta_new = np.empty_like(theta)
-    phi_t = np.empty((theta.shape[1], theta.shape[0]))
-    finite = _sgrld_topics(theta, expected, float(scale), float(prior), float(eps), normals, theta_new, phi_t)
+    phi_t = np.empty((theta.shape[1], K))
+
+    def block(j):
+        a, b = int(bounds[j]), int(bounds[j + 1])
+        if a == b:
+            return True
+        np.random.Generator(np.random.PCG64(int(seeds[j]))).standard_normal(out=normals[a:b], dtype=np.float32)
+        return _sgrld_topics(theta, expected, float(scale), float(prior), float(eps), normals, theta_new, phi_t, a, b)
+
+    if numba.get_num_threads() > 1 and K > 1:
+        futures = [_thread_pool().submit(block, j) for j in range(1, NOISE_BLOCKS)]
+        finite = block(0)
+        finite = all([f.result() for f in futures]) and finite
+    else:
+        finite = all([block(j) for j in range(NOISE_BLOCKS)])
     return theta_new, phi_t, bool(finite)
