@@ -110,8 +110,8 @@ def school_data(data: str = "auto", *, split: int = 0, quick: bool = False, trai
     """mlmRev's Exam (4,059 pupils, 65 schools, 13 dummy-coded covariates; split ``split``
     of :func:`regbayes.datasets.exam_split`: 75 % of each school's pupils for training),
     the stand-in for paper 002's School data; or :func:`regbayes.datasets.
-    make_latent_multitask_regression` (60 schools x 20 pupils, 20 inputs: too few rows per school for
-    a separate regression to do well) split the same way.
+    make_latent_multitask_regression` (60 schools x 20 pupils, 20 inputs; the schools' weights are
+    drawn independently, so sharing them does not help there) split the same way.
     ``train_fraction`` keeps the first fraction of each school's training pupils (Fig. 9's
     ``b %``). ``quick`` keeps 15 schools."""
     from ..datasets import exam_split, load_exam, make_latent_multitask_regression
