@@ -375,10 +375,9 @@ def test_bad_input_is_named():
 
 
 def test_loose_tolerances_start_with_a_long_chunk_of_coordinate_descent(monkeypatch):
-    """At ``tol >= FINISH_BELOW_TOL`` the active-set finish waits for a first chunk of at
-    least LOOSE_FIRST_PASSES passes (``_first_chunk``: the smallest finish budget's work, at
-    most half of max_iter): a problem that coordinate descent solves in fewer never calls
-    it; one where it stalls (C = 10 here) still converges, with the finish."""
+    """At ``tol >= FINISH_BELOW_TOL`` the active-set finish waits for LOOSE_FIRST_PASSES
+    passes: a problem that coordinate descent solves in fewer never calls it; one where it
+    stalls (C = 10 here) still converges, with the finish."""
     from regbayes.core import duals, polish
 
     calls = []
@@ -387,6 +386,5 @@ def test_loose_tolerances_start_with_a_long_chunk_of_coordinate_descent(monkeypa
     X, y = multiclass_data(6, 400, 10, 4)
     easy = crammer_singer_dual(X, y, 0.1, tol=duals.FINISH_BELOW_TOL)
     assert easy.converged and easy.n_iter < duals.LOOSE_FIRST_PASSES and not calls
-    assert duals._first_chunk(X, 4, 1000) == 500 and duals._first_chunk(np.ones((10**6, 50)), 1, 1000) == 100
     hard = crammer_singer_dual(X, y, 10.0, tol=duals.FINISH_BELOW_TOL)
     assert hard.converged and hard.gap <= duals.FINISH_BELOW_TOL * hard.primal_objective and calls

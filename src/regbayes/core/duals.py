@@ -155,32 +155,20 @@ def _finish_budget(X, n_blocks: int = 1) -> float:
 
 
 #: Relative gaps at least this loose are left to coordinate descent for a first chunk of
-#: passes (:func:`_first_chunk`): it usually reaches them before a finish would have paid
-#: off. A problem where it stalls then gets the usual alternation.
+#: ``LOOSE_FIRST_PASSES`` passes: it usually reaches them in a few dozen, while an
+#: active-set finish can cost up to a hundred. A problem where it stalls then gets the
+#: usual alternation.
 FINISH_BELOW_TOL = 1e-3
-#: The first chunk's length at loose gaps: the work of the smallest finish budget (3e8
-#: floating-point operations) in passes of ``2 N K n_blocks``, within these bounds, and at
-#: most half of ``max_iter`` so that a stalling problem still gets a finish.
 LOOSE_FIRST_PASSES = 100
-LOOSE_FIRST_PASSES_MAX = 1000
 
 
-def _first_chunk(X, n_blocks: int, max_iter: int) -> int:
-    """Passes of coordinate descent before the first finish at loose gaps (:data:`LOOSE_FIRST_PASSES`)."""
-    balanced = int(np.ceil(_finish_budget(X, n_blocks) / (2.0 * X.size * n_blocks)))
-    return max(1, min(max(LOOSE_FIRST_PASSES, balanced), LOOSE_FIRST_PASSES_MAX, max_iter // 2))
-
-
-def _drive(run, finish, dual, max_iter: int, seed: int, tol: float, cd_passes: int = 10,
-           first_passes: int = LOOSE_FIRST_PASSES) -> DualSolution:
+def _drive(run, finish, dual, max_iter: int, seed: int, tol: float, cd_passes: int = 10) -> DualSolution:
     """Alternate ``cd_passes`` passes of coordinate descent with the active-set finish of
     :mod:`regbayes.core.polish`, kept only if it raises the dual objective; the gap is
     checked after every pass and every finish (``n_iter`` counts both). A warm start gets
     no earlier finish: it usually meets the tolerance within its first passes, and a
     finish costs tens of passes. For ``tol >= FINISH_BELOW_TOL`` the first chunk is
-    ``first_passes`` long (:func:`_first_chunk`): on a small problem a pass of coordinate
-    descent costs a thousandth of a finish, and a warm start near hard margin needs
-    hundreds of passes, not a finish.
+    ``LOOSE_FIRST_PASSES`` passes long.
 
     ``run(dual, passes, seed) -> (mu, primal, dual_value, passes_done, converged)`` runs
     the kernel in place on ``dual`` (``passes = 0`` evaluates the objectives only);
@@ -188,7 +176,7 @@ def _drive(run, finish, dual, max_iter: int, seed: int, tol: float, cd_passes: i
     mu, primal, value, _, converged = run(dual, 0, np.uint64(0))
     n_iter, chunk = 0, 0
     while not converged and n_iter < max_iter:
-        passes = first_passes if chunk == 0 and tol >= FINISH_BELOW_TOL else cd_passes
+        passes = LOOSE_FIRST_PASSES if chunk == 0 and tol >= FINISH_BELOW_TOL else cd_passes
         mu, primal, value, done, converged = run(dual, min(passes, max_iter - n_iter), _stream(seed, chunk))
         n_iter, chunk = n_iter + done, chunk + 1
         if converged or n_iter >= max_iter:
@@ -244,8 +232,7 @@ def binary_svm_dual(features, y, C, *, tol=1e-8, max_iter=1000, initial_dual=Non
     tol, max_iter, seed = _options(tol, max_iter, seed)
     w = np.clip(_initial(initial_dual, (n,)), 0.0, C)
     return _drive(lambda dual, passes, stream: dual_kernels.binary_svm_cd(X, y, C, dual, tol, passes, stream),
-                  lambda dual, mu, gap: polish.binary_polish(X, y, C, dual, mu, gap, _finish_budget(X)), w, max_iter, seed, tol,
-                  first_passes=_first_chunk(X, 1, max_iter))
+                  lambda dual, mu, gap: polish.binary_polish(X, y, C, dual, mu, gap, _finish_budget(X)), w, max_iter, seed, tol)
 
 
 def svr_dual(features, y, C, epsilon, *, tol=1e-8, max_iter=1000, initial_dual=None, seed=0) -> DualSolution:
@@ -289,7 +276,7 @@ def svr_dual(features, y, C, epsilon, *, tol=1e-8, max_iter=1000, initial_dual=N
     beta = np.clip(_initial(initial_dual, (n,)), -C, C)
     return _drive(lambda dual, passes, stream: dual_kernels.svr_cd(X, y, C, epsilon, dual, tol, passes, stream),
                   lambda dual, mu, gap: polish.svr_polish(X, y, C, epsilon, dual, mu, gap, _finish_budget(X)), beta,
-                  max_iter, seed, tol, first_passes=_first_chunk(X, 1, max_iter))
+                  max_iter, seed, tol)
 
 
 def _class_labels(y, n: int, n_classes) -> tuple[np.ndarray, int]:
@@ -415,4 +402,4 @@ def crammer_singer_dual(features, y, C, *, n_classes=None, cost=None, tol=1e-8, 
         lambda dual, passes, stream: dual_kernels.crammer_singer_cd(X, labels, C, cost, dual, tol, passes, stream),
         lambda dual, mu, gap: polish.crammer_singer_polish(X, labels, C, cost, dual, mu, gap,
                                                            _finish_budget(X, n_classes)), omega,
-        max_iter, seed, tol, first_passes=_first_chunk(X, n_classes, max_iter))
+        max_iter, seed, tol)
