@@ -77,6 +77,7 @@ def test_warm_start_and_inputs_unchanged(pairs):
 @pytest.mark.parametrize("change, match", [
     (dict(loss="squared"), "unknown loss"),
     (dict(rows=np.full(N * M, N)), "rows must hold row numbers"),
+    (dict(rows=np.zeros((N * M, 1), dtype=int)), "rows must be a 1-D"),
     (dict(tasks=np.full(N * M, M)), "tasks must hold task numbers"),
     (dict(tasks=np.zeros(5, dtype=int)), "one entry per pair"),
     (dict(tasks=np.zeros(N * M)), "integer array"),

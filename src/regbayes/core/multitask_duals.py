@@ -188,7 +188,9 @@ def multitask_dual(features, rows, tasks, y, C, *, n_tasks: int, loss: str = "hi
     X = _features(features)
     n_tasks = check_int("n_tasks", n_tasks, minimum=1)
     rows = np.asarray(rows)
-    R = rows.shape[0] if rows.ndim == 1 else -1
+    if rows.ndim != 1:
+        raise ValueError(f"rows must be a 1-D integer array (one entry per pair), got shape {rows.shape}")
+    R = rows.shape[0]
     rows = _index(rows, "rows", R, X.shape[0], "row numbers of features")
     tasks = _index(tasks, "tasks", R, n_tasks, "task numbers")
     hinge = loss == "hinge"
