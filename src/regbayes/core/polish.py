@@ -31,9 +31,10 @@ dual objective, and resumes coordinate descent otherwise.
 """
 from __future__ import annotations
 
+import numba
 import numpy as np
 
-from .dual_kernels import project_segments
+from .dual_kernels import _JIT, project_segments
 
 _ARC_TRIALS = 12
 
@@ -71,42 +72,105 @@ def _room(a, d, lower, upper):
         return np.where(d > 0, (upper - a) / d, np.where(d < 0, (lower - a) / d, np.inf))
 
 
+@numba.njit(**_JIT)
+def _ray_cascade_kernel(U, h, plus, minus, a, lower, upper, tied, d, seen, moving, proj, ray, u, Uu):
+    """The loop of :func:`_ray_cascade` in face coordinates: O(m rank) per held variable
+    instead of O(size of ``a``). ``d`` and ``seen`` are zero on entry and on return."""
+    m, r = U.shape
+    moved = False
+    for _ in range(m):
+        for c in range(r):  # ray = h - U U^T h
+            s = 0.0
+            for i in range(m):
+                s += U[i, c] * h[i]
+            proj[c] = s
+        ray_sq, h_sq, h_ray = 0.0, 0.0, 0.0
+        for i in range(m):
+            s = 0.0
+            for c in range(r):
+                s += U[i, c] * proj[c]
+            ray[i] = h[i] - s
+            ray_sq += ray[i] * ray[i]
+            h_sq += h[i] * h[i]
+            h_ray += h[i] * ray[i]
+        if np.sqrt(ray_sq) <= 1e-9 * np.sqrt(h_sq) or h_ray <= 0.0:
+            break
+        count = 0  # d = sum_k ray_k (e[plus_k] - e[minus_k]) on the variables it touches
+        for i in range(m):
+            p = plus[i]
+            d[p] += ray[i]
+            if not seen[p]:
+                seen[p] = True
+                moving[count] = p
+                count += 1
+        for i in range(m):
+            q = minus[i]
+            if q >= 0:
+                d[q] -= ray[i]
+                if not seen[q]:
+                    seen[q] = True
+                    moving[count] = q
+                    count += 1
+        tau, var = np.inf, -1  # the first bound along d; ties: the lowest index, as argmin
+        for t in range(count):
+            i = moving[t]
+            if d[i] > 0.0:
+                room = (upper[i] - a[i]) / d[i]
+            elif d[i] < 0.0:
+                room = (lower[i] - a[i]) / d[i]
+            else:
+                continue
+            if var < 0 or room < tau or (room == tau and i < var):
+                tau, var = room, i
+        k = -1
+        if var >= 0 and np.isfinite(tau):
+            tau = max(tau, 0.0)
+            for t in range(count):
+                i = moving[t]
+                if d[i] != 0.0:
+                    a[i] = min(max(a[i] + tau * d[i], lower[i]), upper[i])
+            a[var] = upper[var] if d[var] > 0.0 and not tied[var] else lower[var]
+            moved = True
+            for i in range(m):
+                if plus[i] == var and h[i] != 0.0:
+                    k = i
+                    break
+        for t in range(count):
+            d[moving[t]] = 0.0
+            seen[moving[t]] = False
+        if k < 0:  # no finite bound, or a group's reference variable held: the basis changes
+            break
+        nu2 = 0.0
+        for c in range(r):
+            u[c] = U[k, c]
+            nu2 += u[c] * u[c]
+        if nu2 > 0.0:
+            coef = (1.0 / np.sqrt(1.0 - nu2) - 1.0 if nu2 < 1.0 - 1e-12 else -1.0) / nu2
+            for i in range(m):
+                s = 0.0
+                for c in range(r):
+                    s += U[i, c] * u[c]
+                Uu[i] = s
+            for i in range(m):
+                for c in range(r):
+                    U[i, c] += Uu[i] * u[c] * coef
+        for c in range(r):
+            U[k, c] = 0.0
+        h[k] = 0.0
+    return moved
+
+
 def _ray_cascade(U, h, plus, minus, a, lower, upper, tied):
     """Follow the rays of linear ascent of the face (``mu`` fixed), holding one variable
     per step, until ``h`` has no part outside the range of ``U`` or a group's reference
     variable is held (then the basis is recomputed). Updates ``a``; returns True if it moved.
-    A held direction's row of ``U`` is zeroed after the rank-one re-orthonormalisation."""
-    U, h = U.copy(), h.copy()
-    moved = False
-    for _ in range(plus.size):
-        ray = h - U @ (U.T @ h)
-        if np.linalg.norm(ray) <= 1e-9 * np.linalg.norm(h) or float(h @ ray) <= 0.0:
-            break
-        d = np.zeros_like(a)
-        np.add.at(d, plus, ray)
-        np.add.at(d, minus[minus >= 0], -ray[minus >= 0])
-        moving = np.flatnonzero(d)
-        room = _room(a[moving], d[moving], lower[moving], upper[moving])
-        j = int(np.argmin(room))
-        tau = max(float(room[j]), 0.0)
-        if not np.isfinite(tau):
-            break
-        a[moving] = np.clip(a[moving] + tau * d[moving], lower[moving], upper[moving])
-        var = moving[j]
-        a[var] = upper[var] if d[var] > 0 and not tied[var] else lower[var]
-        moved = True
-        hit = np.flatnonzero((plus == var) & (h != 0.0))
-        if hit.size == 0:  # a group's reference variable: the face's basis changes
-            break
-        k = hit[0]
-        u = U[k].copy()
-        nu2 = float(u @ u)
-        if nu2 > 0.0:
-            c = 1.0 / np.sqrt(1.0 - nu2) - 1.0 if nu2 < 1.0 - 1e-12 else -1.0
-            U += np.outer(U @ u, u) * (c / nu2)
-        U[k] = 0.0
-        h[k] = 0.0
-    return moved
+    A held direction's row of ``U`` is zeroed after the rank-one re-orthonormalisation
+    ``U <- U + (1 / sqrt(1 - |u|^2) - 1) U u u^T / |u|^2``, ``u`` the held row."""
+    m, r = U.shape
+    return bool(_ray_cascade_kernel(
+        np.array(U, np.float64, order="C"), np.array(h, np.float64), plus.astype(np.int64), minus.astype(np.int64), a,
+        lower, upper, tied, np.zeros(a.size), np.zeros(a.size, np.bool_), np.empty(2 * m, np.int64), np.empty(r),
+        np.empty(m), np.empty(r), np.empty(m)))
 
 
 def active_set(rows_of, grad_of, lower, upper, group, a, mu, *, budget):
