@@ -77,3 +77,29 @@ def test_compiled_ray_cascade_matches_the_numpy_steps(seed, shape):
     np.testing.assert_array_equal(held, (expected_a == lower) | (expected_a == upper))
     if shape[0]:
         assert expected  # the plain faces have rays: the test exercises the loop
+
+
+@pytest.mark.parametrize("shape", [(30, 12, 5), (12, 30, 7), (20, 20, 20), (25, 8, 8)])
+def test_range_basis_and_newton_direction_match_the_svd(shape):
+    """The pivoted-QR basis spans the range of ``M`` (the projector ``U U^T`` equals the
+    SVD's), and the Newton direction equals ``pinv(M M^T) h``, for ``M`` of every shape and
+    of deficient rank."""
+    m, dim, rank = shape
+    rng = np.random.default_rng(m * dim)
+    M = rng.normal(size=(m, rank)) @ rng.normal(size=(rank, dim))
+    h = rng.normal(size=m)
+    U, R = polish._range_basis(M)
+    assert U.shape == (m, min(rank, m, dim)) and R.shape == (U.shape[1], dim)
+    np.testing.assert_allclose(U.T @ U, np.eye(U.shape[1]), atol=1e-12)
+    Us, S, _ = np.linalg.svd(M, full_matrices=False)
+    Us = Us[:, S > S[0] * 1e-10]
+    np.testing.assert_allclose(U @ U.T, Us @ Us.T, atol=1e-9)
+    expected = np.linalg.pinv(M @ M.T, rcond=1e-10, hermitian=True) @ h
+    np.testing.assert_allclose(polish._newton_direction(U, R, h), expected, rtol=1e-7,
+                               atol=1e-9 * np.abs(expected).max())
+
+
+def test_newton_direction_of_a_zero_face_is_zero():
+    U, R = polish._range_basis(np.zeros((4, 3)))
+    assert U.shape == (4, 0)
+    np.testing.assert_array_equal(polish._newton_direction(U, R, np.ones(4)), np.zeros(4))

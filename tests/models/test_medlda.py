@@ -124,16 +124,18 @@ def test_same_random_state_same_result_and_threads_do_not_matter(corpus):
     [
         (dict(sampler="gibbs", n_iter=3),  # re-pinned: the classifier update's variates are NumPy's since 2026-11-27
          [0.0008662714086088838, 0.004776944496011053, 0.004553611051847994],
-         [2.271881242346323, -7.525365013283932, -7.235544918931993], [0.0, 1.0, 1.0]),
+         [2.2718789388687135, -7.525390999920586, -7.23553166749536], [0.0, 1.0, 1.0]),
         (dict(sampler="ssgrld", n_iter=10, batch_size=50),  # re-pinned: the SGRLD step's variates come in blocks of topics
          [0.0012216308924634166, 0.001131238292998943, 0.0028992692557310265],
-         [-11.093283279420088, 7.162617125344062, 6.776676971495554], [0.0, 1.0, 1.0]),
+         [-11.09328977025187, 7.1626015229002675, 6.776692728123759], [0.0, 1.0, 1.0]),
     ],
 )
 def test_pinned_draws(params, topics, coef, proba, corpus):
     """One random_state, one key: the topics, the refitted classifier's mean and the votes of
     a short fit are pinned (float64 throughout; numba's streams, NumPy's PCG64 and JAX's
-    threefry keys are the same on every CPU), so that a change of any random stream or update is seen."""
+    threefry keys are the same on every CPU), so that a change of any random stream or update is seen.
+    The classifier's mean was re-pinned on 2026-11-28 (it moved by 3e-6 relative, inside the
+    dual's tolerance) when the duals' active-set finish was compiled and factorised by QR."""
     Xtr, ytr, Xte, *_ = corpus
     model = MedLDA(**params, **COMMON).fit(Xtr, ytr)
     np.testing.assert_allclose(model.components_[0, :3], topics, rtol=1e-9)
