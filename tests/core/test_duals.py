@@ -414,3 +414,19 @@ def test_loose_tolerances_start_with_a_long_chunk_of_coordinate_descent(monkeypa
     assert easy.converged and easy.n_iter < duals.LOOSE_FIRST_PASSES and not calls
     hard = crammer_singer_dual(X, y, 10.0, tol=duals.FINISH_BELOW_TOL)
     assert hard.converged and hard.gap <= duals.FINISH_BELOW_TOL * hard.primal_objective and calls
+
+
+def test_the_warm_up_problem_runs_the_solver_and_the_finish():
+    """The background warm-up's problem goes through the public solver and the active-set
+    finish without error (a failure there is swallowed in the thread), and the finish's
+    result is feasible; starting the warm-up twice starts one thread."""
+    from regbayes.core import duals
+
+    omega = duals._solve_a_small_problem()
+    assert omega.shape == (5, 3) and np.all(omega >= 0)
+    np.testing.assert_allclose(omega.sum(axis=1), 1.0, rtol=1e-12)
+    duals.warm_up_crammer_singer()
+    duals.warm_up_crammer_singer()
+    assert len(duals._WARM_UP) == 1
+    duals._WARM_UP[0].join(timeout=60)
+    assert not duals._WARM_UP[0].is_alive()

@@ -32,6 +32,7 @@ returns after 0 passes).
 """
 from __future__ import annotations
 
+import threading
 from typing import NamedTuple
 
 import numpy as np
@@ -41,7 +42,7 @@ from threadpoolctl import ThreadpoolController
 from ..validation import check_int, check_real
 from . import dual_kernels, polish
 
-__all__ = ["DualSolution", "binary_svm_dual", "crammer_singer_dual", "svr_dual"]
+__all__ = ["DualSolution", "binary_svm_dual", "crammer_singer_dual", "svr_dual", "warm_up_crammer_singer"]
 
 
 class DualSolution(NamedTuple):
@@ -403,3 +404,35 @@ def crammer_singer_dual(features, y, C, *, n_classes=None, cost=None, tol=1e-8, 
         lambda dual, mu, gap: polish.crammer_singer_polish(X, labels, C, cost, dual, mu, gap,
                                                            _finish_budget(X, n_classes)), omega,
         max_iter, seed, tol)
+
+
+_WARM_UP: list[threading.Thread] = []
+
+
+def warm_up_crammer_singer() -> None:
+    """Compile (or load from numba's disk cache) the kernels of :func:`crammer_singer_dual`
+    and of its active-set finish in a background thread, once per process. A first fit
+    that starts this before XLA compiles its own programs (XLA's compiler releases the
+    GIL) waits for the two compilations side by side instead of one after the other; a
+    dual solved before the thread ends waits for numba's compiler lock, nothing more."""
+    if not _WARM_UP:
+        _WARM_UP.append(threading.Thread(target=_warm_up, name="regbayes-compile", daemon=True))
+        _WARM_UP[0].start()
+
+
+def _warm_up() -> None:
+    try:
+        _solve_a_small_problem()
+    except Exception:  # noqa: BLE001 - a failed warm-up only means compiling later, in the fit
+        pass
+
+
+def _solve_a_small_problem() -> np.ndarray:
+    """A warm-started solve and an active-set finish on five rows, with the argument types
+    of real solves (so that each kernel is compiled once); returns the finish's dual."""
+    X = np.array([[1.0, 0.2], [0.1, 1.0], [0.9, 0.8], [-1.0, 0.5], [0.3, -0.7]])
+    labels, n_classes = _class_labels(np.array([0, 1, 1, 0, 2]), 5, None)
+    C, cost = _row_costs(1.0, 5), _cost_matrix(None, labels, n_classes)
+    solution = crammer_singer_dual(X, labels, 1.0, tol=1e-8, max_iter=20, initial_dual=np.full((5, 3), 1.0 / 3))
+    return polish.crammer_singer_polish(X, labels, C, cost, solution.dual.copy(), solution.coef,
+                                        max(solution.gap, 1e-3), _finish_budget(X, n_classes))

@@ -52,6 +52,7 @@ from ..algorithms.ilsvm import (
     pca_noise_variance,
     svd_loadings,
 )
+from ..core.duals import warm_up_crammer_singer
 from ..inference import Algorithm, run
 from ..precision import enable_x64
 from ..validation import FLOAT32_SCALE, check_feature_scale
@@ -144,6 +145,8 @@ class LatentFeatureModel(LatentParameters):
                           intercept_scaling=intercept_scaling, dual_tol=dual_tol)
         state = ilsvm_init(key_init, data, svd_loadings(X, K), noise_variance=noise,
                            loading_variance=float(self.loading_variance))
+        if data.supervised:
+            warm_up_crammer_singer()  # numba compiles the dual's kernels while XLA compiles the phase
         start = time.perf_counter()
         F0 = initial_objective(state, data)  # compiles the phase for these shapes (a run of zero iterations)
         start_seconds = time.perf_counter() - start
