@@ -255,7 +255,8 @@ def project_simplex(v, total, out, work):
 
 @numba.njit(**_HELPER)
 def _cs_objectives(X, y, C, cost, omega, mu, scores, skip):
-    """Recompute ``mu_k = sum_n (C_n 1[k = y_n] - omega_nk) x_n`` in place; return
+    """Recompute ``mu_k = sum_n (C_n 1[k = y_n] - omega_nk) x_n`` in place, mark in ``skip``
+    the rows the next pass leaves out (module docstring; rows with ``C_n = 0`` too); return
     (primal, dual) of the Crammer–Singer problem."""
     N, K = X.shape
     L = omega.shape[1]

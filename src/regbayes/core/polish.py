@@ -65,8 +65,8 @@ def _range_basis(M: np.ndarray):
     """``(U, R)``: an orthonormal basis ``U`` (m, rank) of the range of ``M`` and the
     leading rows ``R`` (rank, dim) of its column-pivoted QR factorisation ``M P = Q R``, so
     that ``M M^T = U R R^T U^T``. Diagonal entries of ``R`` below ``max(m, dim) eps`` of the
-    first count as 0 (they do not increase in magnitude along the diagonal). A pivoted QR
-    costs a third of an SVD of the same matrix."""
+    first count as 0 (they do not increase in magnitude along the diagonal). Cheaper than an
+    SVD of the same matrix (CHANGELOG, 2026-11-28)."""
     Q, R, _ = scipy.linalg.qr(M, mode="economic", pivoting=True, check_finite=False)
     diag = np.abs(np.diagonal(R))
     rank = int(np.sum(diag > (diag[0] if diag.size else 0.0) * max(M.shape) * np.finfo(float).eps))
