@@ -2,7 +2,7 @@
 
 Layers, lowest first (a module imports from its own layer or below only)::
 
-    base modules (precision, rng, validation, schedules, archive)
+    base modules (precision, rng, validation, schedules, archive, compilation_cache)
       -> potentials, datasets -> samplers, core -> algorithms -> inference
       -> models, persistence -> experiments, plotting, diagnostics -> cli
 
@@ -20,7 +20,7 @@ SRC = Path(__file__).resolve().parents[1] / "src" / "regbayes"
 MAX_LINES = 500
 
 LAYERS = {
-    "precision": 0, "rng": 0, "validation": 0, "schedules": 0, "archive": 0,
+    "precision": 0, "rng": 0, "validation": 0, "schedules": 0, "archive": 0, "compilation_cache": 0,
     "potentials": 1, "datasets": 1,
     "samplers": 2, "core": 2,
     "algorithms": 3,

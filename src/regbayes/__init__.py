@@ -2,9 +2,10 @@
 max-margin topic models, RegBayes) with stochastic subgradient MCMC in JAX."""
 from .models import (M2DPM, BayesianSVC, DPMeansSVC, DPMNLClassifier, IBPFeatures, InfiniteLatentSVC, InfiniteSVC, MedLDA,
                      MedLDARegressor, MultiTaskInfiniteLatentSVC, MultiTaskInfiniteLatentSVR, PassiveAggressiveMedLDA)
+from .compilation_cache import enable_compilation_cache
 from .persistence import ModelFileError, load
 
 __all__ = ["BayesianSVC", "DPMeansSVC", "DPMNLClassifier", "IBPFeatures", "InfiniteLatentSVC", "InfiniteSVC", "M2DPM", "MedLDA",
            "MedLDARegressor", "MultiTaskInfiniteLatentSVC", "MultiTaskInfiniteLatentSVR", "PassiveAggressiveMedLDA",
-           "load", "ModelFileError"]
+           "enable_compilation_cache", "load", "ModelFileError"]
 __version__ = "0.1.0"

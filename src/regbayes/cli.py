@@ -383,7 +383,22 @@ def main(argv=None) -> int:
     if not args.command:
         parser.print_help(sys.stderr)
         return 2
+    _compilation_cache()
     return COMMANDS[args.command](args)
+
+
+def _compilation_cache() -> None:
+    """JAX's persistent compilation cache for the command's programs
+    (:mod:`regbayes.compilation_cache`), unless ``REGBAYES_COMPILATION_CACHE=0``."""
+    from .compilation_cache import ENV_VAR, enable_compilation_cache, turned_off
+
+    if turned_off():
+        return
+    try:
+        enable_compilation_cache()
+    except OSError as error:  # an unwritable home folder: run without the cache
+        print(f"regbayes: running without JAX's compilation cache ({error}); set {ENV_VAR} to a writable folder",
+              file=sys.stderr)
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -100,6 +100,19 @@ def test_decoupled_form_has_no_margin_term(problem):
     np.testing.assert_allclose(states[0].coef, -states[1].coef, atol=1e-6)
 
 
+def test_phase_compiles_once_per_shape(problem):
+    """The compile step, the first phase (from mt_init's state) and the later phases (from
+    a phase's output) run one program: the initial state's arrays are typed as the phase
+    returns them (no weak types)."""
+    data = _data(problem)
+    state = mt.mt_init(0, data, K, 0.02, 1.0)
+    mt.mean_field_phase.clear_cache()
+    mt.mt_compile(state, data)
+    for t in range(3):
+        state, _ = mt.mt_step(t, state, data)
+    assert mt.mean_field_phase._cache_size() == 1
+
+
 def test_step_does_not_modify_its_inputs(problem):
     data = _data(problem)
     state = mt.mt_init(0, data, K, 0.02, 1.0)

@@ -250,9 +250,9 @@ def mt_init(seed: int, data: MTData, truncation: int, noise_variance, loading_va
             gamma=jnp.asarray(sticks.initial_sticks(K, data.alpha, jnp.float64)),
             psi=jnp.asarray(psi),
             phi=jnp.zeros((N, K)),
-            sigma2=jnp.full((N,), float(loading_variance)),
+            sigma2=jnp.full((N,), float(loading_variance), dtype=jnp.float64),  # not weakly typed: the phase compiles once
             noise_variance=jnp.asarray(noise),
-            loading_variance=jnp.asarray(float(loading_variance)),
+            loading_variance=jnp.asarray(float(loading_variance), dtype=jnp.float64),
             coef=coef,
             duals=duals,
         )
