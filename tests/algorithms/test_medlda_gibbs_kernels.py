@@ -3,6 +3,7 @@ reference implementations written with NumPy and the conditionals of
 :mod:`regbayes.algorithms.lda_conditionals`, fed the same random numbers: same draws.
 (The sweep's stationary distribution is checked against enumeration in test_lda_kernels.py.)
 """
+import numba
 import numpy as np
 import pytest
 
@@ -129,6 +130,26 @@ def test_classifier_update_equals_the_numpy_reference(seed):
     expected = reference_classifier_update(seed, eta, ndk, lengths, y_sign[keep], 1.5, 1.0, 2.0)
     for a, b in zip(got, expected):
         np.testing.assert_allclose(a, b, rtol=1e-10, atol=1e-12)
+
+
+@pytest.mark.parametrize("M", [1, 2, 5])
+def test_classifier_update_does_not_depend_on_the_threads(M):
+    """Two threads (each half of the classifiers) give the one thread's result bit for bit."""
+    doc_ptr, words, z, eta, y_sign, _, K, V = corpus(seed=3, M=M)
+    keep = np.diff(doc_ptr) > 0
+    ndk = lda_tokens.count_tables(doc_ptr, words, z, K, V)[0][keep]
+    lengths = np.diff(doc_ptr)[keep].astype(np.float64)
+    previous = numba.get_num_threads()
+    results = []
+    try:
+        for n_threads in range(1, numba.config.NUMBA_NUM_THREADS + 1):
+            numba.set_num_threads(n_threads)
+            results.append(gk.gibbs_classifier_update(7, eta, ndk, lengths, y_sign[keep], 1.5, 1.0, 2.0))
+    finally:
+        numba.set_num_threads(previous)
+    for result in results[1:]:
+        for a, b in zip(result, results[0]):
+            np.testing.assert_array_equal(a, b)
 
 
 def test_classifier_update_separates_documents_of_one_topic():

@@ -34,6 +34,7 @@ from typing import NamedTuple
 
 import jax
 import jax.numpy as jnp
+import numba
 import numpy as np
 
 from ..potentials import weight_norm_bound
@@ -143,13 +144,16 @@ def init(seed, data: GibbsMedLDAData) -> GibbsMedLDAState:
 
 
 def step(seed, state: GibbsMedLDAState, data: GibbsMedLDAData):
-    """One iteration (module docstring): the token sweep, then lambda and eta."""
+    """One iteration (module docstring): the token sweep, then lambda and eta. The
+    classifier update's variates are drawn on a second thread during the sweep."""
+    pool = kern._thread_pool() if numba.get_num_threads() > 1 else None
+    variates = pool.submit(gk.classifier_variates, seed, *data.y_sign.shape, state.eta.shape[1]) if pool else None
     z, ndk, nwk, nk = gk.gibbs_medlda_sweep(
         data.doc_ptr, data.words, state.z, state.ndk, state.nwk, state.nk, state.eta, data.y_sign,
         state.inv_omega, data.alpha, data.beta, data.C, data.margin, seed,
     )
     eta, inv_omega = gk.gibbs_classifier_update(seed, state.eta, ndk, data.lengths, data.y_sign, data.C, data.margin,
-                                                data.prior_scale)
+                                                data.prior_scale, variates=variates.result() if variates else None)
     n_docs = state.n_docs + data.y_sign.shape[0]
     n_tokens = state.n_tokens + data.words.shape[0]
     return GibbsMedLDAState(z, ndk, nwk, nk, eta, inv_omega, n_docs, n_tokens), GibbsMedLDAInfo(n_docs, n_tokens)

@@ -144,7 +144,7 @@ def _draw_blocked(weights, block_sums, K, state):
     return new, state
 
 
-@numba.njit(**_JIT)
+@numba.njit(nogil=True, **_JIT)
 def _gibbs_medlda_sweep(doc_ptr, words, z, ndk, nwk, nk, eta, y_sign, inv_omega, alpha, beta, C, margin, seed,
                         multiplicative, weights, doc_factor, factor, inv_nk, linear, quadratic, g, b, eta_max2, gram,
                         gram_exp, gram_inv, known, block_sums):
@@ -280,16 +280,17 @@ def gibbs_medlda_sweep(doc_ptr, words, z, ndk, nwk, nk, eta, y_sign, inv_omega, 
     return z, ndk, nwk.astype(np.float64), nk
 
 
-@numba.njit(**_JIT)
+@numba.njit(nogil=True, **_JIT)
 def _classifier_update(ndk, lengths, eta, y_sign, C, margin, prior_scale, normal_omega, uniform_omega, normal_eta,
-                       inv_omega, eta_new, precision, rhs, x, nonzero):
-    """:func:`gibbs_classifier_update` into ``inv_omega`` (D, M) and ``eta_new`` (M, K);
-    ``precision`` (M, K, K), ``rhs`` (M, K), ``x`` (K,) and ``nonzero`` (K,) are work buffers."""
+                       inv_omega, eta_new, precision, rhs, x, nonzero, m_start, m_stop):
+    """:func:`gibbs_classifier_update` of classifiers ``m_start:m_stop`` into their columns of
+    ``inv_omega`` (D, M) and rows of ``eta_new`` (M, K); ``precision`` (M, K, K), ``rhs``
+    (M, K), ``x`` (K,) and ``nonzero`` (K,) are work buffers (``x`` and ``nonzero`` one pair
+    per thread). Each classifier's sums run over the documents in order, whatever the range."""
     D, K = ndk.shape
-    M = eta.shape[0]
     c = 0.5 * C
     tiny = 1.4916681462400413e-154  # sqrt of the smallest normal float64: the guard of zeta = 0
-    for m in range(M):
+    for m in range(m_start, m_stop):
         for k in range(K):
             rhs[m, k] = 0.0
             for j in range(K):
@@ -302,7 +303,7 @@ def _classifier_update(ndk, lengths, eta, y_sign, C, margin, prior_scale, normal
             if ndk[d, k] != 0.0:
                 nonzero[s] = k
                 s += 1
-        for m in range(M):
+        for m in range(m_start, m_stop):
             u = 0.0
             for t in range(s):
                 u += eta[m, nonzero[t]] * x[nonzero[t]]
@@ -325,7 +326,7 @@ def _classifier_update(ndk, lengths, eta, y_sign, C, margin, prior_scale, normal
                 for j in range(i + 1):
                     precision[m, i, j] += a * x[j]
     prior = 1.0 / (prior_scale * prior_scale)
-    for m in range(M):  # Cholesky factor L (lower, in place), then eta = L^-T (L^-1 rhs + z)
+    for m in range(m_start, m_stop):  # Cholesky factor L (lower, in place), then eta = L^-T (L^-1 rhs + z)
         P = precision[m]
         for i in range(K):
             P[i, i] += prior
@@ -354,27 +355,51 @@ def _classifier_update(ndk, lengths, eta, y_sign, C, margin, prior_scale, normal
             eta_new[m, i] = acc / P[i, i]
 
 
-def gibbs_classifier_update(seed, eta, ndk, lengths, y_sign, C, margin, prior_scale):
+def classifier_variates(seed, n_docs: int, n_classifiers: int, n_topics: int):
+    """The variates of :func:`gibbs_classifier_update` for ``seed``: normals and uniforms
+    (D, M) of the inverse-Gaussian draws, normals (M, K) of eta's, from
+    ``numpy.random.default_rng(seed)`` in that order. They do not depend on the sweep, so
+    :func:`regbayes.algorithms.medlda_gibbs.step` draws them on a second thread while the
+    sweep runs (NumPy's bulk draws and the sweep release the GIL)."""
+    rng = np.random.default_rng(int(seed))
+    normal_omega = rng.standard_normal((n_docs, n_classifiers))
+    uniform_omega = rng.random((n_docs, n_classifiers))
+    return normal_omega, uniform_omega, rng.standard_normal((n_classifiers, n_topics))
+
+
+def gibbs_classifier_update(seed, eta, ndk, lengths, y_sign, C, margin, prior_scale, variates=None):
     """``lambda | Z, eta`` then ``eta | Z, lambda`` for each binary classifier: paper 001,
     eqs. 17-18, with ``zbar_d = ndk[d] / lengths[d]`` (rows of ``eta`` (M, K), columns of
-    ``y_sign`` (D, M) +-1). The variates come from ``numpy.random.default_rng(seed)``.
+    ``y_sign`` (D, M) +-1). The variates are :func:`classifier_variates` of ``seed`` (or
+    ``variates``, drawn by it beforehand).
     Returns new ``(eta, inv_omega (D, M))``.
 
     The mean of eta_m is ``P^-1 b`` with ``P = I / nu^2 + c'^2 sum_d zbar_d zbar_d^T /
     omega_dm`` and ``b = c' sum_d y_dm (1 + c' l / omega_dm) zbar_d``; with ``P = L L^T``,
     ``eta_m = L^-T (L^-1 b + z)``, ``z ~ N(0, I)``. The precision is accumulated over each
-    document's nonzero topics (``M s_d K / 2`` operations for ``s_d`` of them)."""
+    document's nonzero topics (``M s_d K / 2`` operations for ``s_d`` of them).
+
+    The classifiers are independent given Z: with more than one numba thread and more than
+    one classifier, two threads each take half of them (the kernel releases the GIL). The
+    variates are drawn first and each classifier's sums keep their order, so the result does
+    not depend on the threads."""
     ndk = _frozen(ndk, np.float64)
     eta = _frozen(eta, np.float64)
     D, K = ndk.shape
     M = eta.shape[0]
-    rng = np.random.default_rng(int(seed))
-    normal_omega = rng.standard_normal((D, M))
-    uniform_omega = rng.random((D, M))
-    normal_eta = rng.standard_normal((M, K))
+    normal_omega, uniform_omega, normal_eta = classifier_variates(seed, D, M, K) if variates is None else variates
     inv_omega = np.empty((D, M))
     eta_new = np.empty((M, K))
-    _classifier_update(ndk, _frozen(lengths, np.float64), eta, _frozen(y_sign, np.float64), float(C), float(margin),
-                       float(prior_scale), normal_omega, uniform_omega, normal_eta, inv_omega, eta_new,
-                       np.empty((M, K, K)), np.empty((M, K)), np.empty(K), np.empty(K, np.int64))
+    args = (ndk, _frozen(lengths, np.float64), eta, _frozen(y_sign, np.float64), float(C), float(margin),
+            float(prior_scale), normal_omega, uniform_omega, normal_eta, inv_omega, eta_new, np.empty((M, K, K)),
+            np.empty((M, K)))
+    if M > 1 and numba.get_num_threads() > 1:
+        from .lda_kernels import _thread_pool
+
+        half = M // 2
+        other = _thread_pool().submit(_classifier_update, *args, np.empty(K), np.empty(K, np.int64), half, M)
+        _classifier_update(*args, np.empty(K), np.empty(K, np.int64), 0, half)
+        other.result()
+    else:
+        _classifier_update(*args, np.empty(K), np.empty(K, np.int64), 0, M)
     return eta_new, inv_omega
