@@ -394,7 +394,7 @@ def gibbs_classifier_update(seed, eta, ndk, lengths, y_sign, C, margin, prior_sc
             float(prior_scale), normal_omega, uniform_omega, normal_eta, inv_omega, eta_new, np.empty((M, K, K)),
             np.empty((M, K)))
     if M > 1 and numba.get_num_threads() > 1:
-        from .lda_kernels import _thread_pool
+        from .lda_kernels import _thread_pool  # here: lda_kernels imports this module
 
         half = M // 2
         other = _thread_pool().submit(_classifier_update, *args, np.empty(K), np.empty(K, np.int64), half, M)
