@@ -53,15 +53,10 @@ def turned_off() -> bool:
 def host_fingerprint() -> str:
     """``<machine>-<cpu>-<hash of the CPU features>``: LLVM's name and feature string of the
     host CPU (what XLA's CPU compiler targets), read through numba's llvmlite."""
-    try:
-        import llvmlite.binding as llvm
+    import llvmlite.binding as llvm
 
-        cpu = llvm.get_host_cpu_name()
-        features = llvm.get_host_cpu_features().flatten()
-    except Exception:  # pragma: no cover - llvmlite always comes with numba
-        cpu, features = platform.processor() or "unknown", ""
-    digest = hashlib.sha256(features.encode()).hexdigest()[:12]
-    return f"{platform.machine() or 'unknown'}-{cpu}-{digest}"
+    digest = hashlib.sha256(llvm.get_host_cpu_features().flatten().encode()).hexdigest()[:12]
+    return f"{platform.machine() or 'unknown'}-{llvm.get_host_cpu_name()}-{digest}"
 
 
 def default_cache_dir() -> Path:
