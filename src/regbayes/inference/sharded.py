@@ -18,12 +18,16 @@ the chains toward a posterior of its own. Each shard therefore subtracts a contr
 variate, ``delta_s(eta_0)`` at the centre ``eta_0`` of the chains' draws after each
 warm-up window, computed exactly on its worker: it is zero on average over the visits
 (``sum_s q_s delta_s = 0``), so the estimate stays unbiased, and what remains,
-``delta_s(eta) - delta_s(eta_0)``, is as small as the posterior is narrow. Its long-run
-variance ``L sum_s q_s (delta_s(eta) - delta_s(eta_0))^2`` per step is added to the
-minibatch's (as the pool's of :mod:`regbayes.inference.streaming`, one block per visit)
-by warm-up's calibration (:func:`regbayes.models.svm_noise.shard_noise_calibration`),
-which treats it as white noise: right while ``L`` steps are short next to the chains'
-relaxation (about ``N / b`` steps), and short trajectories cost a round trip each.
+``delta_s(eta) - delta_s(eta_0)``, is as small as the posterior is narrow. It is a pull
+held for ``L`` steps, of variance ``sigma^2 = sum_s q_s (delta_s(eta) - delta_s(eta_0))^2``
+between visits; warm-up's calibration
+(:func:`regbayes.models.svm_noise.shard_noise_calibration`) adds to the minibatch noise
+the white noise that widens each coordinate as much, ``c(u) L sigma^2`` per step with
+``u`` the trajectory in the coordinate's relaxation times
+(:func:`~regbayes.models.svm_noise.pull_noise_factor`): about ``L sigma^2`` for short
+trajectories (as the pool's of :mod:`regbayes.inference.streaming`, one block per visit),
+about ``2 sigma^2 / (a kappa)`` for long ones, where the pull only moves the chains'
+centre. Short trajectories cost a round trip each.
 """
 from __future__ import annotations
 

@@ -144,17 +144,35 @@ class NoiseCalibration:
         window = np.asarray(window, np.float64)
         if window.shape[0] > CALIBRATION_CHAINS:
             window = window[np.linspace(0, window.shape[0] - 1, CALIBRATION_CHAINS).round().astype(int)]
-        V = np.mean([self.noise(p, T) for p in window[:, -1]], axis=0)
-        s2 = np.minimum(1.0, self.allowance / np.maximum(V, 1e-300))
         if self.gradient is not None:
             take = np.unique(np.linspace(0, window.shape[1] - 1, min(CURVATURE_DRAWS, window.shape[1])).astype(int))
             g = np.stack([self.gradient(p) for p in window[:, take].reshape(-1, *window.shape[2:])])
             g = g * T if T.ndim == 1 else g @ T  # rows T^T dU
             self.curvature = np.mean(g**2, axis=0)
-            s2 = np.minimum(s2, 2.0 * DISCRETISATION / (self.step * np.maximum(self.curvature, 1e-300)))
+        s2, V = self._adapt(window[:, -1], T)
         self.scales = np.sqrt(s2)
         self.noise_variance = s2 * V
         return scale_columns(T, self.scales), self.noise_variance
+
+    def _adapt(self, positions, T):
+        """``(s^2, V)``: the squared column scales and the noise ``V`` (per step, in the
+        columns of ``T``) averaged over ``positions``."""
+        V = np.mean([self.noise(p, T) for p in positions], axis=0)
+        return self._limit(V), V
+
+    def _limit(self, V):
+        """``s_j^2`` for noise ``V``: the allowance's cap, and the discretisation's where the
+        curvature is known (module docstring)."""
+        s2 = np.minimum(1.0, self.allowance / np.maximum(V, 1e-300))
+        if self.gradient is not None:
+            s2 = np.minimum(s2, 2.0 * DISCRETISATION / (self.step * np.maximum(self.curvature, 1e-300)))
+        return s2
+
+    def effective_steps(self, s2, V) -> np.ndarray:
+        """``a_j``: SSGLD's step on each coordinate in the adapted coordinates, ``a s_j^2``
+        (AdaGrad: divided by ``sqrt(1 + s_j^2 V_j)``)."""
+        a = self.step * s2
+        return a / np.sqrt(1.0 + s2 * V) if self.kind == "adagrad" else a
 
     def relaxation_steps(self) -> np.ndarray:
         """Predicted steps for coordinate ``j`` to forget an offset by a factor e, in the

@@ -8,6 +8,8 @@ import scipy.sparse as sp
 from .. import potentials
 from ..inference.step_adaptation import NoiseCalibration
 
+#: Most rounds of the fixed point of a sharded fit's step scales (:class:`ShardNoiseCalibration`).
+PULL_ITERATIONS = 50
 #: Rows on which warm-up measures the minibatch noise (a random subset of larger data sets).
 NOISE_ROWS = 20_000
 
@@ -62,7 +64,9 @@ def stream_noise_calibration(est, sample, h, n_warmup, n_coords, n_total, steps_
 
 class ShardNoiseCalibration(NoiseCalibration):
     """:class:`NoiseCalibration` that first gives each shard its control variate at the
-    centre of the window's draws (:mod:`regbayes.inference.sharded`)."""
+    centre of the window's draws (:mod:`regbayes.inference.sharded`); its
+    ``noise(position, T)`` returns the minibatch noise and the variance of the shards'
+    pull apart."""
 
     def __init__(self, sharded, noise, kind, step, n_coords, gradient):
         super().__init__(noise, kind, step, n_coords, gradient)
@@ -72,6 +76,24 @@ class ShardNoiseCalibration(NoiseCalibration):
         center = np.asarray(window, np.float64).reshape(-1, *np.shape(window)[2:]).mean(axis=0)
         self.sharded.chains.set_offsets(shard_deviations(self.sharded.chains, center).reshape(-1, *center.shape))
         return super().__call__(T, window)
+
+    def _adapt(self, positions, T):
+        """The minibatch noise plus the shards' pull as the white noise that widens each
+        coordinate as much (:func:`pull_noise_factor`; for SSGNHT, ``L sigma^2``). Its
+        factor falls as the adapted step grows, and the step grows as the noise falls:
+        iterated from ``c = 1`` to the fixed point."""
+        V_batch, pull = (np.mean(part, axis=0) for part in zip(*(self.noise(p, T) for p in positions)))
+        L = self.sharded.steps_per_chunk
+        V = V_batch + L * pull
+        s2 = self._limit(V)
+        if self.kind == "thermostat":
+            return s2, V
+        for _ in range(PULL_ITERATIONS):
+            V, previous = V_batch + L * pull * pull_noise_factor(L * self.effective_steps(s2, V) * self.curvature), V
+            s2 = self._limit(V)
+            if np.allclose(V, previous, rtol=1e-9, atol=0.0):
+                break
+        return s2, V
 
 
 def shard_deviations(chains, position) -> np.ndarray:
@@ -86,8 +108,9 @@ def shard_noise_calibration(est, sample, h, n_warmup, n_coords, n_total, sharded
     """:class:`ShardNoiseCalibration` of a BayesianSVC fit on shards on Dask workers
     (:mod:`regbayes.inference.sharded`): the minibatch noise of a visit to shard ``s``,
     ``(m_s / q_s)^2 s^2 / b`` averaged over the visits (the rows' variance ``s^2`` from
-    ``sample``, as :func:`stream_noise_calibration` takes it), plus the shards'
-    ``L sum_s q_s (delta_s - offset_s)^2`` from each worker's exact shard subgradient."""
+    ``sample``, as :func:`stream_noise_calibration` takes it), and the variance of the
+    shards' pull ``sum_s q_s (delta_s - offset_s)^2`` from each worker's exact shard
+    subgradient."""
     X, codes, _, _ = sample
     kind, step = _step_kind(est, h, n_warmup)
     Xh, labels = _host_rows(est, X, codes, np.arange(X.shape[0]))
@@ -101,12 +124,27 @@ def shard_noise_calibration(est, sample, h, n_warmup, n_coords, n_total, sharded
         if chains.offsets is not None:
             delta = delta - chains.offsets.reshape(len(q), -1)
         delta = delta * T if T.ndim == 1 else delta @ T
-        return V + sharded.steps_per_chunk * np.sum(q[:, None] * delta**2, axis=0)
+        return V, np.sum(q[:, None] * delta**2, axis=0)
 
     def gradient(position):
         return potentials.full_subgradient(Xh, labels, position, est.C, est.margin, est.prior_scale, n_total / Xh.shape[0])
 
     return ShardNoiseCalibration(sharded, noise, kind, step, n_coords, gradient)
+
+
+def pull_noise_factor(u):
+    """``c(u) = (2 / u) (1 - (1 - e^-u) / u)``: the white noise of per-step variance
+    ``c(u) L sigma^2`` that widens a Langevin coordinate as much as a pull held constant
+    for ``L`` steps at a time, of variance ``sigma^2`` between the holds, does, where
+    ``u = L a kappa`` is ``L`` in relaxation times (step ``a``, curvature ``kappa``).
+
+    For ``x' = x - a kappa x + a f + sqrt(2 a) xi`` the pull adds ``sigma^2 g(u) / kappa^2``
+    to the stationary variance, ``g(u) = 1 - (1 - e^-u) / u`` (the integral of ``e^-lambda
+    |t|`` against the hold's triangular autocovariance); white noise of per-step variance
+    ``W`` adds ``a W / (2 kappa)``. ``c -> 1`` as ``u -> 0``; for ``u >> 1`` the pull only
+    moves the chains' centre, and ``c ~ 2 / u``."""
+    u = np.maximum(np.asarray(u, np.float64), 1e-12)
+    return np.where(u < 1e-4, 1.0 - u / 3.0, 2.0 / u * (1.0 + np.expm1(-u) / u))
 
 
 def _step_kind(est, h, n_warmup):
