@@ -73,9 +73,9 @@ def test_the_shard_calibration_solves_for_its_own_steps():
 
     V_batch, pull = np.array([1.0, 50.0, 400.0]), np.array([0.2, 0.5, 0.05])
     for kind in ("langevin", "adagrad"):
-        calibration = ShardNoiseCalibration(Sharded(), lambda p, T: (V_batch, pull), kind, 0.004, 3, None)
+        calibration = ShardNoiseCalibration(Sharded(), None, kind, 0.004, 3, None)
         calibration.curvature = np.array([1.0, 2.0, 0.5])
-        s2, V = calibration._adapt(np.zeros((2, 3)), np.ones(3))
+        s2, V = calibration._adapt((V_batch, pull))
         u = 1_000 * calibration.effective_steps(s2, V) * calibration.curvature
         np.testing.assert_allclose(V, V_batch + 1_000 * pull * pull_noise_factor(u), rtol=1e-7)
         np.testing.assert_allclose(s2, calibration._limit(V), rtol=1e-12)

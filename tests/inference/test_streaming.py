@@ -123,6 +123,26 @@ def test_block_noise_matches_the_long_run_variance_of_a_stream():
     assert np.median(measured / minibatch_only) > 1.5
 
 
+def test_block_noise_full_covariance_is_the_blocks_less_their_sampling_error():
+    """``full=True``: the covariance over blocks of the sampled rows' mean whitened
+    subgradient, less the mean over blocks of ``(1 - n_B / m_B) S_B / n_B`` (``S_B`` the
+    block's row covariance), by its definition; its diagonal is the per-coordinate noise."""
+    rng = np.random.default_rng(0)
+    X = np.hstack([rng.standard_t(3, size=(60, 3)), np.ones((60, 1))])
+    y, eta = rng.choice([-1.0, 1.0], 60), rng.normal(size=4) * 0.3
+    blocks, block_rows = np.repeat(np.arange(6), 10), np.repeat([12, 10, 30, 15, 10, 20], 10)
+    T = np.tril(rng.normal(size=(4, 4))) + 2 * np.eye(4)
+    full = block_noise(X, y, blocks, block_rows, eta, 1.5, 1.0, T, full=True)
+    margins = y * (X @ eta)
+    g = (-1.5 * y * (margins < 1.0))[:, None] * X @ T  # each row's whitened hinge subgradient
+    means = np.stack([g[blocks == B].mean(0) for B in range(6)])
+    sampling = np.mean([(1 - 10 / block_rows[10 * B]) * np.cov(g[blocks == B].T) / 10 for B in range(6)], axis=0)
+    np.testing.assert_allclose(full, np.cov(means.T) - sampling, rtol=1e-10, atol=1e-12)
+    np.testing.assert_allclose(np.diag(full), block_noise(X, y, blocks, block_rows, eta, 1.5, 1.0, T), rtol=1e-10)
+    with pytest.raises(ValueError, match="dense"):
+        block_noise(X, y, blocks, block_rows, eta, 1.5, 1.0, np.ones(4), full=True)
+
+
 def test_block_noise_needs_two_blocks():
     X, y = np.ones((4, 2)), np.ones(4)
     with pytest.raises(ValueError, match="two blocks"):

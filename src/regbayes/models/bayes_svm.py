@@ -136,7 +136,9 @@ class BayesianSVC(ClassifierMixin, RegBayesEstimator):
     step_scale_ : ndarray shaped like ``coef_`` with the intercept, or None
         ssgld and ssgnht with warm-up (and minibatches smaller than the data): the factors
         ``s_j <= 1`` by which warm-up scaled each whitened coordinate's step so that the
-        minibatch noise supplies at most half of its diffusion; ``noise_correction_`` is
+        minibatch noise supplies at most half of its diffusion (with a dense whitening
+        transform the coordinates are the eigenvectors of the whitened minibatch noise,
+        noisiest last, not the parameters); ``noise_correction_`` is
         then True and the kernel injects the rest
         (:mod:`regbayes.inference.step_adaptation`). None for the other samplers.
     exact_rows_ : ndarray of int

@@ -28,7 +28,7 @@ def noise_calibration(est, X, codes, h, n_warmup, batch_size, n_coords) -> Noise
     factor = (len(drawn) / Xh.shape[0]) ** 2
 
     def noise(position, T):
-        return factor * potentials.minibatch_noise(Xh, labels, position, est.C, est.margin, batch_size, T)
+        return factor * potentials.minibatch_noise(Xh, labels, position, est.C, est.margin, batch_size, T, np.ndim(T) == 2)
 
     def gradient(position):
         g = potentials.full_subgradient(Xh, labels, position, est.C, est.margin, est.prior_scale, len(drawn) / Xh.shape[0])
@@ -53,8 +53,10 @@ def stream_noise_calibration(est, sample, h, n_warmup, n_coords, n_total, steps_
     factor = (n_total / Xh.shape[0]) ** 2
 
     def noise(position, T):
-        V = factor * potentials.minibatch_noise(Xh, labels, position, est.C, est.margin, est.batch_size_, T)
-        return V + steps_per_block * n_total**2 * potentials.block_noise(Xh, labels, blocks, block_rows, position, est.C, est.margin, T)
+        full = np.ndim(T) == 2
+        V = factor * potentials.minibatch_noise(Xh, labels, position, est.C, est.margin, est.batch_size_, T, full)
+        return V + steps_per_block * n_total**2 * potentials.block_noise(
+            Xh, labels, blocks, block_rows, position, est.C, est.margin, T, full)
 
     def gradient(position):
         return potentials.full_subgradient(Xh, labels, position, est.C, est.margin, est.prior_scale, n_total / Xh.shape[0])
@@ -77,12 +79,18 @@ class ShardNoiseCalibration(NoiseCalibration):
         self.sharded.chains.set_offsets(shard_deviations(self.sharded.chains, center).reshape(-1, *center.shape))
         return super().__call__(T, window)
 
-    def _adapt(self, positions, T):
+    def _total(self, noise):
+        """The minibatch noise plus the shards' pull counted as white, ``L sigma^2``: the
+        matrix whose eigenvectors become the coordinates."""
+        V_batch, pull = noise
+        return V_batch + self.sharded.steps_per_chunk * pull
+
+    def _adapt(self, noise):
         """The minibatch noise plus the shards' pull as the white noise that widens each
         coordinate as much (:func:`pull_noise_factor`; for SSGNHT, ``L sigma^2``). Its
         factor falls as the adapted step grows, and the step grows as the noise falls:
         iterated from ``c = 1`` to the fixed point."""
-        V_batch, pull = (np.mean(part, axis=0) for part in zip(*(self.noise(p, T) for p in positions)))
+        V_batch, pull = noise
         L = self.sharded.steps_per_chunk
         V = V_batch + L * pull
         s2 = self._limit(V)
@@ -119,12 +127,14 @@ def shard_noise_calibration(est, sample, h, n_warmup, n_coords, n_total, sharded
         chains = sharded.chains
         q, m = chains.q, chains.shard_rows.astype(np.float64)
         V = np.sum(m**2 / q) / Xh.shape[0] ** 2 * potentials.minibatch_noise(
-            Xh, labels, position, est.C, est.margin, est.batch_size_, T)
+            Xh, labels, position, est.C, est.margin, est.batch_size_, T, T.ndim == 2)
         delta = shard_deviations(chains, position)
         if chains.offsets is not None:
             delta = delta - chains.offsets.reshape(len(q), -1)
-        delta = delta * T if T.ndim == 1 else delta @ T
-        return V, np.sum(q[:, None] * delta**2, axis=0)
+        if T.ndim == 1:
+            return V, np.sum(q[:, None] * (delta * T) ** 2, axis=0)
+        delta = delta @ T
+        return V, (delta * q[:, None]).T @ delta
 
     def gradient(position):
         return potentials.full_subgradient(Xh, labels, position, est.C, est.margin, est.prior_scale, n_total / Xh.shape[0])

@@ -221,8 +221,9 @@ def build_potential(batch_size: int | None, n_exact: int = 0) -> Potential:
     )
 
 
-def minibatch_noise(X, y, eta, C, margin, batch_size, T) -> np.ndarray:
-    """Per-coordinate variance of the whitened minibatch subgradient ``T^T dU~(eta)`` (eq. 7).
+def minibatch_noise(X, y, eta, C, margin, batch_size, T, full=False) -> np.ndarray:
+    """Per-coordinate variance of the whitened minibatch subgradient ``T^T dU~(eta)`` (eq. 7);
+    with ``full`` (a dense ``T`` only) its whole (P, P) covariance.
 
     With ``b = batch_size`` rows drawn with replacement, ``dU~`` is ``N/b`` times a sum of
     ``b`` per-row subgradients ``g_i``, so its covariance is ``(N^2 / b) Cov_i(g_i)``;
@@ -237,6 +238,8 @@ def minibatch_noise(X, y, eta, C, margin, batch_size, T) -> np.ndarray:
     cols = [(0, coef)] if eta.ndim == 1 else list(enumerate(coef.T))  # g_i = coef_i x_i per class row
     width = X.shape[1]
     T = np.asarray(T, np.float64)
+    if full and T.ndim == 1:
+        raise ValueError("the full covariance of the minibatch noise needs a dense (P, P) transform T")
     if T.ndim == 1:  # diagonal: Var of T_j g_ij, coordinate by coordinate
         sq = X.multiply(X) if sp.issparse(X) else np.square(X)
         var = np.concatenate([(np.asarray(sq.T @ c**2).ravel() - np.asarray(X.T @ c).ravel() ** 2 / n) / n
@@ -246,10 +249,11 @@ def minibatch_noise(X, y, eta, C, margin, batch_size, T) -> np.ndarray:
     dense = X.toarray() if sp.issparse(X) else np.asarray(X)
     for k, c in cols:
         G[:, k * width:(k + 1) * width] = c[:, None] * dense
-    return n**2 / batch_size * np.var(G @ T, axis=0)
+    G = G @ T
+    return n**2 / batch_size * (np.cov(G.T, bias=True).reshape(G.shape[1], G.shape[1]) if full else np.var(G, axis=0))
 
 
-def block_noise(X, y, blocks, block_rows, eta, C, margin, T) -> np.ndarray:
+def block_noise(X, y, blocks, block_rows, eta, C, margin, T, full=False) -> np.ndarray:
     """Per-coordinate variance over blocks of a block's mean whitened row subgradient,
     ``Var_B(T^T g_B)``, estimated from a sample of rows of a sample of blocks (the
     streamed pools of :mod:`regbayes.inference.streaming`). ``blocks`` (n,) labels each row
@@ -258,8 +262,10 @@ def block_noise(X, y, blocks, block_rows, eta, C, margin, T) -> np.ndarray:
     (n,) gives the rows ``m_B`` of each row's block, of which the ``n_B`` sampled were drawn
     without replacement: the variance of the sampled rows' means then overstates the
     blocks' by ``E[(1 - n_B / m_B) s_B^2 / n_B]`` (finite population), which is subtracted.
-    Arguments as in :func:`minibatch_noise`."""
+    Arguments as in :func:`minibatch_noise` (``full``: the (P, P) covariance)."""
     eta = np.asarray(eta, np.float64)
+    if full and np.ndim(T) == 1:
+        raise ValueError("the full covariance of the block noise needs a dense (P, P) transform T")
     coef = _hinge_coefficients(X, y, eta, C, margin)
     dense = X.toarray() if sp.issparse(X) else np.asarray(X, np.float64)
     G = dense[:, None, :] * (coef[:, None, None] if eta.ndim == 1 else coef[:, :, None])  # (n, classes, width)
@@ -272,10 +278,12 @@ def block_noise(X, y, blocks, block_rows, eta, C, margin, T) -> np.ndarray:
     counts = np.bincount(blocks).astype(np.float64)
     population = np.bincount(blocks, weights=np.asarray(block_rows, np.float64)) / counts
     means = np.stack([np.bincount(blocks, weights=G[:, j]) for j in range(G.shape[1])], axis=1) / counts[:, None]
-    within = np.stack([np.bincount(blocks, weights=(G[:, j] - means[blocks, j]) ** 2) for j in range(G.shape[1])], axis=1)
-    within /= np.maximum(counts - 1.0, 1.0)[:, None]  # each block's row variance s_B^2
-    sampling = within * ((1.0 - counts / population) / counts)[:, None]
-    return np.maximum(np.var(means, axis=0, ddof=1) - np.mean(sampling, axis=0), 0.0)
+    # each row's weight in the mean over blocks of (1 - n_B / m_B) s_B^2 / n_B, s_B^2 its block's row variance
+    weight = ((1.0 - counts / population) / counts / np.maximum(counts - 1.0, 1.0) / len(ids))[blocks]
+    centred = G - means[blocks]
+    if full:
+        return np.cov(means.T).reshape(G.shape[1], G.shape[1]) - (centred * weight[:, None]).T @ centred
+    return np.maximum(np.var(means, axis=0, ddof=1) - weight @ centred**2, 0.0)
 
 
 def full_subgradient(X, y, eta, C, margin, prior_scale, scale=1.0) -> np.ndarray:
