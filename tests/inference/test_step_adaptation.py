@@ -86,7 +86,8 @@ def test_calibration_scales_the_noisy_columns_and_is_deterministic():
 
 def test_calibration_of_many_chains_reads_16_evenly_spaced_chains():
     """1,000 chains: the noise and the curvature come from chains 0, 67, ..., 999 alone,
-    exactly as a window of those chains gives them."""
+    exactly as a window of those chains gives them; the noise from the last and the first
+    draw of each (``NOISE_POSITIONS`` = 32 positions, evenly spaced in the window)."""
     seen = []
 
     def noise(p, T):
@@ -96,13 +97,13 @@ def test_calibration_of_many_chains_reads_16_evenly_spaced_chains():
     window = np.random.default_rng(0).normal(size=(1000, 20, 3))
     calibration = sa.NoiseCalibration(noise, "langevin", 0.1, 3, gradient=lambda p: p)
     T, V = calibration(np.eye(3), window)
-    assert len(seen) == sa.CALIBRATION_CHAINS == 16
+    assert len(seen) == sa.NOISE_POSITIONS == 32 and sa.CALIBRATION_CHAINS == 16
     chosen = np.linspace(0, 999, 16).round().astype(int)
     reference = sa.NoiseCalibration(lambda p, T: 1.0 + p**2, "langevin", 0.1, 3, gradient=lambda p: p)
     T_ref, V_ref = reference(np.eye(3), window[chosen])
     np.testing.assert_array_equal(T, T_ref)
     np.testing.assert_array_equal(V, V_ref)
-    np.testing.assert_array_equal(np.stack(seen), window[chosen, -1])
+    np.testing.assert_array_equal(np.stack(seen), window[chosen][:, [-1, 0]].reshape(-1, 3))
 
 
 def _gaussian_with_noisy_gradient(noise_sd):
