@@ -12,8 +12,9 @@ quiet coordinates (posterior sd 0.5x the exact one) and heats the noisy ones (1.
 SSGLD's noisy coordinates come out 1.1-1.6x too wide (CHANGELOG.md, 2026-11-27).
 
 **The rule.** After each warm-up window the driver calls a calibration (a
-:class:`NoiseCalibration`) with the window's transform ``T`` and the chains' last
-positions. It measures ``V_j`` there (averaged over the chains) and
+:class:`NoiseCalibration`) with the window's transform ``T`` and the chains' draws of the
+window. It measures ``V_j`` at ``NOISE_POSITIONS`` of them (averaged; the noise moves with
+the position) and
 
 0. where ``T`` is dense (a few dozen coordinates) and the noise comes as its whole
    covariance matrix, first turns ``T`` onto that matrix's eigenvectors (``T Q``, with
