@@ -23,7 +23,7 @@ the position) and
    coordinates that the drift turns into wrong spreads. On HIGGS-shaped rows (28 features,
    minibatch noise correlations up to 0.64) the linearised dynamics predicted the posterior
    sds' errors from it (correlation 0.95-0.98 with the measured ones; CHANGELOG.md,
-   2026-11-28). Turning a whitening transform by an orthogonal ``Q`` keeps it one. ``Q``
+   2026-11-29). Turning a whitening transform by an orthogonal ``Q`` keeps it one. ``Q``
    comes from every other position of the average and ``V`` in its columns from the rest:
    the eigenvalues of one noisy average overstate its noisiest directions, and an
    overstated ``V_j`` makes the kernel inject too little noise there;
