@@ -136,8 +136,8 @@ class NoiseCalibration:
     subgradient at one position (e.g. :func:`regbayes.potentials.linear_svm.minibatch_noise`),
     or for a dense ``T`` its whole (P, P) covariance, and then ``T`` is turned onto the
     eigenvectors of its average (rule 0 of the module docstring); it is averaged over about
-    :data:`NOISE_POSITIONS` positions of ``window`` (chain, draw, ...): the last draws of
-    at most :data:`CALIBRATION_CHAINS` chains.
+    :data:`NOISE_POSITIONS` positions of ``window`` (chain, draw, ...): draws evenly spaced
+    through the window, from the last, of at most :data:`CALIBRATION_CHAINS` chains.
     ``kind`` and ``step`` as in :func:`noise_allowance`. For the Langevin kinds,
     ``gradient(position)`` (optional) returns the full-data subgradient: the mean of its
     whitened square over ``CURVATURE_DRAWS`` draws per chain of the window estimates each
@@ -173,7 +173,8 @@ class NoiseCalibration:
             # eigenvalues of the same average would overstate the noisiest directions
             Q = np.linalg.eigh(self._total(_mean(values[0::2])))[1]
             T = T @ Q
-            noise = _map(lambda M: np.einsum("ij,ik,kj->j", Q, M, Q), _mean(values[1::2]))  # diag(Q^T M Q)
+            # diag(Q^T M Q), at least 0 (the block noise's estimate subtracts a sampling error)
+            noise = _map(lambda M: np.maximum(np.einsum("ij,ik,kj->j", Q, M, Q), 0.0), _mean(values[1::2]))
         elif np.ndim(self._total(noise)) == 2:
             noise = _map(np.diag, noise)
         if self.gradient is not None:
