@@ -156,6 +156,23 @@ def test_chain_that_rejects_every_proposal_warns(binary, sampler):
     assert np.ptp(clf.coef_samples_, axis=0).max() == 0.0  # the chain never moved
 
 
+@pytest.mark.parametrize("sampler", ["shmc", "srwm"])
+def test_a_warm_up_window_in_which_no_chain_moved_keeps_the_transform_and_warns(binary, sampler):
+    """With warm-up's adaptation windows: a window of rejected proposals has no spread,
+    and a transform estimated from it froze the chains silently (they then accepted every
+    empty move). Now each such window warns, the transform stays, and the draws' check
+    still sees the rejections."""
+    import warnings
+
+    X, y = binary
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        BayesianSVC(sampler=sampler, step_size=1e3, n_draws=50, n_warmup=400).fit(X, y)
+    messages = [str(w.message) for w in caught if issubclass(w.category, RuntimeWarning)]
+    assert sum("no chain moved in warm-up window" in m for m in messages) == 2, messages
+    assert any("barely move" in m for m in messages), messages
+
+
 @pytest.mark.parametrize("sampler", ["gibbs", "shmc", "ssgld", "ssgnht", "srwm"])
 def test_default_fits_raise_no_sampler_warning(binary, sampler):
     import warnings

@@ -1,4 +1,4 @@
-"""The driver's checks of a run: divergence (an error) and chains that barely move (a warning)."""
+"""The driver's checks of a run: divergence (an error) and chains that barely move (warnings)."""
 from __future__ import annotations
 
 import warnings
@@ -52,3 +52,24 @@ def warn_if_stuck(acceptance, step_size, kernel_name):
             RuntimeWarning,
             stacklevel=3,
         )
+
+
+def window_moved(window, step_size, kernel_name, index) -> bool:
+    """False, with a warning, when no chain of a warm-up window (chain, draw, ...) moved.
+
+    Every proposal was then rejected: the window's draws have no spread, and a transform
+    estimated from them would be zero in every direction, freezing the chains for good
+    while they accept every (empty) move, so that :func:`warn_if_stuck` could not see
+    them. The driver keeps the transform it had instead.
+    """
+    flat = np.asarray(window).reshape(window.shape[0], window.shape[1], -1)
+    if np.any(np.ptp(flat, axis=1) > 0):
+        return True
+    warnings.warn(
+        f"sampler '{kernel_name}': no chain moved in warm-up window {index} (every proposal was "
+        f"rejected), so the whitening transform stays as it was. Lower step_size (it was "
+        f"{step_size:.3g}).",
+        RuntimeWarning,
+        stacklevel=3,
+    )
+    return False

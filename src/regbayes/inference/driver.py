@@ -26,7 +26,7 @@ from ..samplers.base import THIN_REDUCTIONS, SamplingAlgorithm, is_fixed
 from ..schedules import Constant, Polynomial, as_schedule
 from . import checkpoint as checkpoints
 from .adaptation import DENSE_TRANSFORM_MAX, estimate_transform
-from .checks import check_finite, warn_if_stuck
+from .checks import check_finite, warn_if_stuck, window_moved
 from .step_adaptation import check_draws, check_warmup
 from .progress import progress_bar
 from .result import SampleResult
@@ -437,7 +437,7 @@ def sample(
             # Two windows: the first (30% of warm-up) brings the chains to the typical set
             # and gives a rough T from its second half; the second (60%) estimates T from
             # all of its draws, now taken with the rough T in place.
-            for fraction, skip in ((0.3, 0.5), (0.6, 0.0)):
+            for index, (fraction, skip) in enumerate(((0.3, 0.5), (0.6, 0.0)), 1):
                 length = int(fraction * n_warmup)
                 burn = int(skip * length)
                 if burn:
@@ -449,6 +449,8 @@ def sample(
                 warm_pot += recorded_potential
                 warm_steps += recorded_steps
                 window = np.concatenate(parts, axis=1)
+                if not window_moved(window, float(np.asarray(schedule(jnp.asarray(t, jnp.float32)))), kernel.name, index):
+                    continue
                 T, noise = estimate_transform(window, dense), None
                 if calibrate is not None:
                     T, noise = calibrate(T, window)
