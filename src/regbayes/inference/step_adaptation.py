@@ -165,18 +165,19 @@ class NoiseCalibration:
         if window.shape[0] > CALIBRATION_CHAINS:
             window = window[np.linspace(0, window.shape[0] - 1, CALIBRATION_CHAINS).round().astype(int)]
         per_chain = max(1, min(NOISE_POSITIONS // window.shape[0], window.shape[1]))
-        take = window.shape[1] - 1 - np.linspace(0, window.shape[1] - 1, per_chain).round().astype(int)
-        values = [self.noise(p, T) for p in window[:, take].reshape(-1, *window.shape[2:])]
-        noise = _mean(values)
-        if np.ndim(self._total(noise)) == 2 and len(values) > 1:  # rule 0 of the module docstring
+        recent = window.shape[1] - 1 - np.linspace(0, window.shape[1] - 1, per_chain).round().astype(int)
+        values = [self.noise(p, T) for p in window[:, recent].reshape(-1, *window.shape[2:])]
+        if np.ndim(self._total(values[0])) == 1:
+            noise = _mean(values)
+        elif len(values) > 1:  # a matrix: rule 0 of the module docstring
             # the basis from every other position, the noise in it from the rest: the
             # eigenvalues of the same average would overstate the noisiest directions
             Q = np.linalg.eigh(self._total(_mean(values[0::2])))[1]
             T = T @ Q
             # diag(Q^T M Q), at least 0 (the block noise's estimate subtracts a sampling error)
             noise = _map(lambda M: np.maximum(np.einsum("ij,ik,kj->j", Q, M, Q), 0.0), _mean(values[1::2]))
-        elif np.ndim(self._total(noise)) == 2:
-            noise = _map(np.diag, noise)
+        else:
+            noise = _map(np.diag, values[0])
         if self.gradient is not None:
             take = np.unique(np.linspace(0, window.shape[1] - 1, min(CURVATURE_DRAWS, window.shape[1])).astype(int))
             g = np.stack([self.gradient(p) for p in window[:, take].reshape(-1, *window.shape[2:])])
@@ -219,10 +220,7 @@ class NoiseCalibration:
         s2 = self.scales**2
         if self.kind == "thermostat":
             return np.maximum(2.0, 1.0 / s2) / self.step
-        a = self.step * s2
-        if self.kind == "adagrad":
-            a = a / np.sqrt(1.0 + self.noise_variance)
-        return 1.0 / a
+        return 1.0 / self.effective_steps(s2, self.noise_variance / s2)
 
     def __repr__(self):  # part of the driver's checkpoint fingerprint
         return f"NoiseCalibration({self.kind!r}, step={self.step!r}, fraction={NOISE_FRACTION!r})"
