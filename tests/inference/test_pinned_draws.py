@@ -13,6 +13,9 @@ Since warm-up adapts SSGLD's and SSGNHT's steps to the minibatch noise
 adaptation turned off (``UNCALIBRATED``): the kernels' arithmetic and random stream
 without it are unchanged. They were pinned anew again when the adaptation began to turn a
 dense transform onto the eigenvectors of the minibatch noise, measured at 32 positions.
+SHMC's default step is tuned in warm-up since (:mod:`regbayes.inference.step_size_tuning`):
+its default draws are pinned anew, and its former pins hold for the step given as 0.3
+(``UNTUNED``).
 """
 from __future__ import annotations
 
@@ -34,8 +37,8 @@ LAST_DRAW = {
         [0.05327074, -0.2834654, 0.206068, 0.08107782, -0.01321501, 0.006206039, 0.419328, 0.6634278, -0.3388664],
     ],
     "shmc": [
-        [0.3384772, -0.4129283, 0.3057461, -0.010982, 0.1488093, -0.096821, 0.5132374, 0.7138332, -0.2275836],
-        [0.1314215, -0.4871384, 0.1946164, -0.0257669, -0.051729, 0.1430227, 0.5537456, 0.7524677, -0.4810857],
+        [-0.0146378, -0.4622639, 0.2183006, -0.0453718, -0.0372758, 0.0436216, 0.5250785, 0.5914621, -0.3393349],
+        [0.1304353, -0.2640854, 0.2770072, -0.0193125, 0.1559043, 0.0049716, 0.4311876, 0.5903159, -0.3383082],
     ],
     "srwm": [
         [0.132085, -0.3059426, 0.0377258, 0.2116041, 0.1250511, 0.2493967, 0.368081, 0.7279338, -0.3893129],
@@ -44,7 +47,7 @@ LAST_DRAW = {
 }
 
 #: the potential at the last draw per chain (srwm records none)
-LAST_POTENTIAL = {"ssgld": [244.99115, 272.81689], "ssgnht": [246.46207, 276.89371], "shmc": [230.55367, 229.98207]}
+LAST_POTENTIAL = {"ssgld": [244.99115, 272.81689], "ssgnht": [246.46207, 276.89371], "shmc": [230.07280, 227.55469]}
 
 #: The same SSGLD and SSGNHT fits without warm-up's step adaptation: the pins before it.
 UNCALIBRATED = {
@@ -57,6 +60,16 @@ UNCALIBRATED = {
         [[0.1155598, -0.2124639, 0.2815345, 0.1182474, 0.1097241, 0.1578431, 0.4193834, 0.7265241, -0.2811333],
          [0.1814759, 0.0024489, 0.2217238, 0.164816, 0.2175189, 0.0269677, 0.3634955, 0.7567577, -0.3289607]],
         [241.64346, 280.99185],
+    ),
+}
+
+
+#: SHMC with its former default step given explicitly (no tuning): the pins before tuning.
+UNTUNED = {
+    "shmc": (
+        [[0.3384772, -0.4129283, 0.3057461, -0.010982, 0.1488093, -0.096821, 0.5132374, 0.7138332, -0.2275836],
+         [0.1314215, -0.4871384, 0.1946164, -0.0257669, -0.051729, 0.1430227, 0.5537456, 0.7524677, -0.4810857]],
+        [230.55367, 229.98207],
     ),
 }
 
@@ -94,3 +107,18 @@ def test_without_step_adaptation_the_draws_are_those_before_it(sampler, data, mo
     last = np.concatenate([clf.coef_draws_[:, -1], clf.intercept_draws_[:, -1, None]], axis=1)
     np.testing.assert_allclose(last, draws, rtol=1e-5, atol=2e-6)
     np.testing.assert_allclose(clf.idata_.sample_stats["potential"].values[:, -1], potential, rtol=1e-5)
+
+
+@pytest.mark.parametrize("sampler", sorted(UNTUNED))
+def test_a_step_given_is_not_tuned_and_gives_the_draws_before_tuning(sampler, data):
+    X, y = data
+    clf = BayesianSVC(sampler=sampler, step_size=0.3, n_warmup=200, n_draws=30, thin=3, n_chains=2, batch_size=50,
+                      random_state=3)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        clf.fit(X, y)
+    draws, potential = UNTUNED[sampler]
+    last = np.concatenate([clf.coef_draws_[:, -1], clf.intercept_draws_[:, -1, None]], axis=1)
+    np.testing.assert_allclose(last, draws, rtol=1e-5, atol=2e-6)
+    np.testing.assert_allclose(clf.idata_.sample_stats["potential"].values[:, -1], potential, rtol=1e-5)
+    assert clf.step_size_ == 0.3

@@ -30,6 +30,13 @@ CONFIGS = {
         dict(n_chains=32, n_warmup=500, n_draws=1000, thin=1, step_size=0.3),
         EXACT,
     ),
+    # warm-up tunes a step 10x too large toward acceptance 0.65: the draws, at the tuned
+    # step, must still be exact
+    "shmc_mh_tuned": (
+        lambda: shmc(build_potential(None), n_leapfrog=5, mh_correction=True),
+        dict(n_chains=32, n_warmup=500, n_draws=1000, thin=1, step_size=3.0, target_acceptance=0.65),
+        EXACT,
+    ),
     "ssgld_batch2": (
         lambda: ssgld(build_potential(2)),
         dict(n_chains=64, n_warmup=1000, n_draws=500, thin=50, step_size=0.1),
@@ -68,6 +75,9 @@ def test_multiclass_kernel_matches_grid_posterior(kernel_name, reference):
     init = reference.sampler(np.random.default_rng(seed), n_chains).reshape(n_chains, 3, 1)
     result = sample(factory(), make_data(), jnp.asarray(init, jnp.float32), jax.random.key(seed), n_chunks=1, **settings)
     assert result.positions.shape == (n_chains, settings["n_draws"], 3, 1)
+    if "target_acceptance" in settings:  # the draws ran at one tuned step, accepting near the target
+        assert len(set(result.step_size)) == 1 and result.step_size[0] < settings["step_size"] / 3
+        assert 0.5 < result.stats["acceptance"].mean() < 0.8
     report, failures = compare_with_reference(result.positions, reference, tol, f"multiclass/{kernel_name}")
     assert not failures, "\n".join(["FAILED:"] + failures + ["full report:", report])
 

@@ -189,7 +189,7 @@ class ChainRunner:
 
     def compile(self, name, states, key_data, static, args):
         """Compile program ``name``; the seconds it took (0 when it was there)."""
-        from .driver import _run_block
+        from .block import _run_block
 
         if name in self.programs:
             return 0.0

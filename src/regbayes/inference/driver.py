@@ -13,7 +13,6 @@ and hence the draws, do not depend on ``thin`` or on the chunking.
 """
 from __future__ import annotations
 
-import functools
 import math
 import time
 
@@ -22,135 +21,16 @@ import jax.numpy as jnp
 import numpy as np
 
 from ..rng import KEY_IMPL
-from ..samplers.base import THIN_REDUCTIONS, SamplingAlgorithm, is_fixed
+from ..samplers.base import SamplingAlgorithm
 from ..schedules import Constant, Polynomial, as_schedule
 from . import checkpoint as checkpoints
+from .block import _compile, _run_block, static_thin_loops  # noqa: F401  (_run_block: the module's program)
 from .adaptation import DENSE_TRANSFORM_MAX, estimate_transform
 from .checks import check_finite, warn_if_stuck, window_moved
 from .step_adaptation import check_draws, check_warmup
+from .step_size_tuning import BLOCK_STEPS, DualAveraging
 from .progress import progress_bar
 from .result import SampleResult
-
-
-def _info_layout(kernel, state, key, data, step_size):
-    """Trace one step: the ``info`` fields that are constants (:func:`is_fixed`), with
-    their values, and the shapes of those that vary (``jax.ShapeDtypeStruct``)."""
-    fixed = {}
-
-    def probe(key, state):
-        _, info = kernel.step(key, state, data, step_size)
-        fields = info._asdict()
-        fixed.update({f: v for f, v in fields.items() if is_fixed(v)})
-        return {f: v for f, v in fields.items() if not is_fixed(v)}
-
-    varying = jax.eval_shape(probe, key, state)
-    return fixed, varying
-
-
-@functools.partial(jax.jit, static_argnames=("kernel", "schedule_fn", "capacity", "static_thin", "static_saved"))
-def _run_block(
-    states, keys, data, t0, n_saved, thin, schedule_tree, *, kernel, schedule_fn, capacity, static_thin=None, static_saved=None
-):
-    """Run ``n_saved * thin`` steps per chain, keeping every ``thin``-th position.
-
-    Returns ``(states, keys, (positions, per_draw, per_chunk))``: the kept positions
-    (chain, capacity, ...), the ``info`` fields that vary from step to step, one row per
-    kept draw (dict of (chain, capacity, ...)), and those that are constants
-    (:func:`is_fixed`), once per chunk (dict of (chain, ...)); a constant summed over the
-    thinned steps is ``thin`` times itself. Rows from ``n_saved`` on are padding.
-
-    ``n_saved`` (<= ``capacity``) and ``thin`` are traced, so one compiled program serves
-    every chunk of a run: warm-up and draws, whatever their lengths. With ``static_thin``
-    (an int) the thinning is fixed at compile time instead and the traced ``thin`` is
-    ignored: on a GPU a loop with a traced trip count waits for the host at every
-    iteration, a loop of fixed length does not. With ``static_saved`` (an int, only
-    together with ``static_thin``) the number of kept draws is fixed too: the outer loop
-    is then a ``scan`` that stacks the draws, with no host round trip per kept draw, and
-    ``n_saved``/``capacity`` are ignored. The schedule is a pytree
-    (``schedule_tree``, traced: a new step size reuses the program) or, for any other
-    callable, ``schedule_fn`` (static).
-    """
-    schedule = schedule_tree if schedule_fn is None else schedule_fn
-    if static_thin is not None:
-        thin = static_thin
-
-    def one_chain(state, key):
-        fixed, varying = _info_layout(kernel, state, key, data, schedule(t0))
-        # Fields condensed over the thinned steps (THIN_REDUCTIONS) are summed through
-        # them; the others are the kept step's own values.
-        carried = {f: v for f, v in varying.items() if THIN_REDUCTIONS.get(f) in ("mean", "sum")}
-
-        def advance(state, key, t):
-            """``thin`` kernel steps; the kept step's varying info, condensed where it is carried.
-
-            One loop of ``thin`` steps, so that the kernel's step is traced and compiled
-            once; the fields read from the kept step alone are carried too (the last
-            step's values remain)."""
-
-            def body(j, carry):
-                state, key, sums, last = carry
-                key, sub = jax.random.split(key)
-                state, info = kernel.step(sub, state, data, schedule(t + j))
-                return state, key, {f: sums[f] + getattr(info, f) for f in sums}, {f: getattr(info, f) for f in last}
-
-            zeros = {f: jnp.zeros(v.shape, v.dtype) for f, v in carried.items()}
-            kept = {f: jnp.zeros(v.shape, v.dtype) for f, v in varying.items() if f not in carried}
-            state, key, sums, record = jax.lax.fori_loop(0, thin, body, (state, key, zeros, kept))
-            for f in carried:
-                record[f] = sums[f] / thin if THIN_REDUCTIONS[f] == "mean" else sums[f]
-            return state, key, t + thin, record
-
-        per_chunk = {f: jnp.asarray(thin * v if THIN_REDUCTIONS.get(f) == "sum" else v) for f, v in fixed.items()}
-
-        if static_saved is not None:
-
-            def kept(carry, _):
-                state, key, t, record = advance(*carry)
-                return (state, key, t), (state.position, record)
-
-            (state, key, _), (positions, per_draw) = jax.lax.scan(kept, (state, key, t0), None, length=static_saved)
-            return state, key, (positions, per_draw, per_chunk)
-
-        buffers = (
-            jnp.zeros((capacity, *state.position.shape), state.position.dtype),
-            {f: jnp.zeros((capacity, *v.shape), v.dtype) for f, v in varying.items()},
-        )
-
-        def outer(i, carry):
-            state, key, t, (pos_buf, bufs) = carry
-            state, key, t, record = advance(state, key, t)
-            pos_buf = pos_buf.at[i].set(state.position)
-            bufs = {f: bufs[f].at[i].set(record[f]) for f in bufs}
-            return state, key, t, (pos_buf, bufs)
-
-        state, key, _, (pos_buf, bufs) = jax.lax.fori_loop(0, n_saved, outer, (state, key, t0, buffers))
-        return state, key, (pos_buf, bufs, per_chunk)
-
-    if keys.shape[0] == 1:  # one chain: skip vmap, whose batched gathers cost a few µs a step
-        squeeze = lambda tree: jax.tree_util.tree_map(lambda x: x[0], tree)  # noqa: E731
-        out = one_chain(squeeze(states), keys[0])
-        return jax.tree_util.tree_map(lambda x: x[None], out)
-    return jax.vmap(one_chain)(states, keys)
-
-
-def static_thin_loops(static_thin: bool | None = None, *, thin: int = 1, one_program: bool = False) -> bool:
-    """Whether a run's programs fix ``thin`` at compile time (``static_thin``, or by default).
-
-    A loop of fixed length runs faster than one whose trip count is traced: on a GPU the
-    latter waits for the host at every iteration, and on the CPU too its steps cost more.
-    Fixed lengths mean one program per distinct ``thin`` of a run, though, where a traced
-    ``thin`` lets one program serve warm-up and draws alike. By default, off the CPU every
-    run fixes its thinning; on the CPU, compilation costs about as much as many thousands
-    of steps, so only a run that then still needs a single program does
-    (``one_program``: warm-up, if any, runs in whole multiples of ``thin`` and keeps no
-    draws of another thin), and only where ``thin > 1`` (with one step per draw the
-    program of fixed length is the slower one there). The draws are the same either way.
-    """
-    if static_thin is not None:
-        return bool(static_thin)
-    if jax.default_backend() != "cpu":
-        return True
-    return one_program and thin > 1
 
 
 def _chunks(total: int, n_chunks: int) -> list[int]:
@@ -159,12 +39,6 @@ def _chunks(total: int, n_chunks: int) -> list[int]:
         return []
     size = math.ceil(total / max(1, n_chunks))
     return [min(size, total - start) for start in range(0, total, size)]
-
-
-def _compile(*args, **static):
-    start = time.perf_counter()
-    compiled = _run_block.lower(*args, **static).compile()
-    return compiled, time.perf_counter() - start
 
 
 #: Where the chains run: side by side in this process, or over Dask workers.
@@ -196,6 +70,7 @@ def sample(
     calibrate=None,
     chain_method: str = "vectorized",
     client=None,
+    target_acceptance: float | None = None,
 ) -> SampleResult:
     """Run ``kernel`` from ``initial_positions`` (shape (n_chains, *position_shape)).
 
@@ -233,6 +108,11 @@ def sample(
     subtracts: :mod:`~regbayes.inference.step_adaptation`), and the run checks its
     mixing: a warning at the end of warm-up when it was too short for the adapted steps, and one after
     sampling when the draws' smallest bulk ESS is under 20 % of them.
+
+    With ``target_acceptance`` (kernels that record an MH ``acceptance``; a constant
+    ``step_size``), warm-up tunes the step toward that mean acceptance probability by dual
+    averaging (:mod:`~regbayes.inference.step_size_tuning`), restarting at each new
+    transform; the draws run with the tuned step, fixed.
 
     ``chain_method="vectorized"`` runs the chains side by side in this process (``vmap``);
     ``"dask"`` spreads them over the workers of a Dask cluster, ``vmap``-ed within each
@@ -272,6 +152,16 @@ def sample(
         schedule_tree, schedule_fn = jax.tree_util.tree_map(lambda v: jnp.asarray(v, jnp.float32), schedule), None
     else:
         schedule_tree, schedule_fn = None, schedule
+    tuner = None
+    if target_acceptance is not None and n_warmup > 0:
+        if not isinstance(schedule, Constant):
+            raise ValueError(f"target_acceptance tunes a constant step size; got the schedule {schedule!r}")
+        tuner = DualAveraging(float(schedule.h0), float(target_acceptance))
+
+    def set_step(h):
+        nonlocal schedule, schedule_tree
+        schedule = Constant(float(h))
+        schedule_tree = Constant(np.float32(h))
     if start is None:
         n_chains = initial_positions.shape[0]
         init_keys, run_keys = jnp.split(jax.random.split(key, 2 * n_chains), 2)
@@ -371,6 +261,7 @@ def sample(
         seconds to compile, the fixed count microseconds per kept draw (CHANGELOG.md).
         """
         nonlocal elapsed, t, data
+        tuning = tuner is not None and not draws
         keep = thin_
         if not draws and not static_thin:
             thin_ = 1
@@ -380,6 +271,8 @@ def sample(
         recorded_steps.clear()
         recorded_potential.clear()
         pieces = max(n_pieces, math.ceil(n_steps / thin_ / capacity))
+        if tuning:  # one dual-averaging update per chunk
+            pieces = max(pieces, math.ceil(n_steps / max(thin_, BLOCK_STEPS)))
         if source is not None:  # a stream's pool is refilled, sharded chains move, between chunks
             if thin_ > source.steps_per_chunk:
                 raise ValueError(f"thin={thin_} is longer than the data's chunk of {source.steps_per_chunk} steps")
@@ -418,6 +311,12 @@ def sample(
                 check_finite(positions, stats, t, t + size * step_thin, schedule, kernel.name)
                 if saver is not None:
                     saver.add_chunk(positions if save else None, stats, seconds, (states, keys))
+            if tuning:
+                if "acceptance" not in stats:
+                    raise ValueError(f"target_acceptance tunes the step of a kernel that records its acceptance; "
+                                     f"'{kernel.name}' records none")
+                tuner.update(stats["acceptance"])
+                set_step(tuner.step_size)
             if save:
                 parts.append(positions)
             stats_out.append(stats)
@@ -455,6 +354,8 @@ def sample(
                 if calibrate is not None:
                     T, noise = calibrate(T, window)
                 states = install(states, T, noise)
+                if tuner is not None:
+                    tuner.restart(tuner.step_size)
             if hasattr(calibrate, "relaxation_steps"):
                 check_warmup(calibrate, n_warmup, kernel.name)
         rest = n_warmup - t
@@ -462,6 +363,8 @@ def sample(
             states, keys, _, _, _ = run_phase(states, keys, rest, 1, False, max(1, n_chunks // 3))
             warm_pot += recorded_potential
             warm_steps += recorded_steps
+        if tuner is not None:
+            set_step(tuner.final_step_size)
         states, keys, pos_parts, stats_parts, wall = run_phase(states, keys, n_draws * thin, thin, True, n_chunks, draws=True)
     finally:
         bar.close()

@@ -91,7 +91,10 @@ class BayesianSVC(ClassifierMixin, RegBayesEstimator):
         (``n_warmup=0``) the transform stays at its start ``T0 = sqrt(nu sigma_ref) I``
         (``sigma_ref I`` for shmc; see :mod:`regbayes.samplers.defaults`), and ssgnht's
         default step shrinks by ``sigma_ref / sqrt(nu sigma_ref)`` to match, and ssgnht
-        starts at rest (momentum 0, not eq. 14's N(0, I) draw).
+        starts at rest (momentum 0, not eq. 14's N(0, I) draw). shmc's default step
+        (0.3) is where warm-up starts: it is tuned by dual averaging toward a mean
+        acceptance probability of 0.65 (:mod:`regbayes.inference.step_size_tuning`) and
+        the tuned step is ``step_size_``; a step given here is used as it is.
     schedule : {"adagrad", "polynomial", "constant"}, default="adagrad"
         Step schedule of ssgld and ssgnht. "adagrad" is SSGLD's per-coordinate
         preconditioner (constant h); other samplers read it as "constant".
@@ -304,6 +307,8 @@ class BayesianSVC(ClassifierMixin, RegBayesEstimator):
         self.noise_correction_ = calibration is not None
         kernel = self._kernel(batch_size, preconditioner)
         key = self._fit_key()
+        # SHMC's default step is tuned in warm-up to an acceptance (a step the user gives is kept)
+        target = defaults.SAMPLER_DEFAULTS[self.sampler].target_acceptance if self.step_size is None else None
         with maybe_x64(use_x64):
             dtype = np.float64 if use_x64 else np.float32
             data = self._svm_data(X, codes, dtype)
@@ -324,7 +329,10 @@ class BayesianSVC(ClassifierMixin, RegBayesEstimator):
                 checkpoint_every=self.checkpoint_every,
                 calibrate=calibration,
                 chain_method=self.chain_method,
+                target_acceptance=target,
             )
+        if target is not None and n_warmup > 0:  # the step warm-up tuned, which sample_more continues with
+            self.step_size_ = float(result.step_size[-1])
         self.step_scale_ = None if calibration is None else calibration.scales.reshape(shape)
         self._n_train = n
         self._store(result, shape, d)
