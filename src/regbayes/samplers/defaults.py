@@ -15,8 +15,8 @@ Why these values (measured; BENCHMARKS.md and CHANGELOG.md have the figures):
   ssgnht 0.3 diverged on the Higgs-shaped set at N = 1e5 after warm-up, 0.15 did not.
 * shmc's 0.3 is only where warm-up starts: dual averaging tunes it toward a mean
   acceptance of 0.65 (``target_acceptance``; the optimum for HMC of fixed path length,
-  Beskos et al. 2013). On Crammer–Singer posteriors the fixed 0.3 accepted 0.4 % of its
-  proposals at 1,780 rows (CHANGELOG.md, 2026-11-29).
+  Beskos et al. 2013). On Crammer–Singer posteriors, which narrow as 1 / sqrt(N) in all
+  but one direction, a fixed 0.3 froze the chains as N grew (CHANGELOG.md, 2026-11-29).
 * start scale: ``"geometric"`` is ``sqrt(nu sigma_ref)``: sigma_ref underestimates a hinge
   posterior's width (only points near the margin inform it) and nu bounds it from above;
   warm-up shrinks an over-large T faster than it grows a small one. Subgradient HMC, whose
