@@ -79,14 +79,19 @@ def data():
     return make_higgs_like(300, n_features=8, random_state=0, dtype=np.float32)
 
 
-@pytest.mark.parametrize("sampler", sorted(LAST_DRAW))
-def test_same_seed_gives_the_pinned_draws(sampler, data):
-    X, y = data
-    clf = BayesianSVC(sampler=sampler, n_warmup=200, n_draws=30, thin=3, n_chains=2, batch_size=50, random_state=3)
+def _fit_last_draws(X, y, sampler, **kwargs):
+    """The pinned fit: each chain's last draw (coefficients and intercept) and the estimator."""
+    clf = BayesianSVC(sampler=sampler, n_warmup=200, n_draws=30, thin=3, n_chains=2, batch_size=50, random_state=3,
+                      **kwargs)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # few draws: ArviZ's small-sample notes
         clf.fit(X, y)
-    last = np.concatenate([clf.coef_draws_[:, -1], clf.intercept_draws_[:, -1, None]], axis=1)
+    return np.concatenate([clf.coef_draws_[:, -1], clf.intercept_draws_[:, -1, None]], axis=1), clf
+
+
+@pytest.mark.parametrize("sampler", sorted(LAST_DRAW))
+def test_same_seed_gives_the_pinned_draws(sampler, data):
+    last, clf = _fit_last_draws(*data, sampler)
     np.testing.assert_allclose(last, LAST_DRAW[sampler], rtol=1e-5, atol=2e-6)
     stats = clf.idata_.sample_stats
     if sampler in LAST_POTENTIAL:
@@ -97,28 +102,17 @@ def test_same_seed_gives_the_pinned_draws(sampler, data):
 
 @pytest.mark.parametrize("sampler", sorted(UNCALIBRATED))
 def test_without_step_adaptation_the_draws_are_those_before_it(sampler, data, monkeypatch):
-    X, y = data
     monkeypatch.setattr(BayesianSVC, "_calibration", lambda self, *args: None)
-    clf = BayesianSVC(sampler=sampler, n_warmup=200, n_draws=30, thin=3, n_chains=2, batch_size=50, random_state=3)
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        clf.fit(X, y)
+    last, clf = _fit_last_draws(*data, sampler)
     draws, potential = UNCALIBRATED[sampler]
-    last = np.concatenate([clf.coef_draws_[:, -1], clf.intercept_draws_[:, -1, None]], axis=1)
     np.testing.assert_allclose(last, draws, rtol=1e-5, atol=2e-6)
     np.testing.assert_allclose(clf.idata_.sample_stats["potential"].values[:, -1], potential, rtol=1e-5)
 
 
 @pytest.mark.parametrize("sampler", sorted(UNTUNED))
 def test_a_step_given_is_not_tuned_and_gives_the_draws_before_tuning(sampler, data):
-    X, y = data
-    clf = BayesianSVC(sampler=sampler, step_size=0.3, n_warmup=200, n_draws=30, thin=3, n_chains=2, batch_size=50,
-                      random_state=3)
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        clf.fit(X, y)
+    last, clf = _fit_last_draws(*data, sampler, step_size=0.3)
     draws, potential = UNTUNED[sampler]
-    last = np.concatenate([clf.coef_draws_[:, -1], clf.intercept_draws_[:, -1, None]], axis=1)
     np.testing.assert_allclose(last, draws, rtol=1e-5, atol=2e-6)
     np.testing.assert_allclose(clf.idata_.sample_stats["potential"].values[:, -1], potential, rtol=1e-5)
     assert clf.step_size_ == 0.3
