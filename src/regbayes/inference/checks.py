@@ -73,3 +73,28 @@ def window_moved(window, step_size, kernel_name, index) -> bool:
         stacklevel=3,
     )
     return False
+
+
+def warn_if_escaped(potential, start, dim, kernel_name, stacklevel=3):
+    """Warn when the chains' potential (chain, draw) settles far above ``start``, its value
+    at the chains' starting point, for a posterior of ``dim`` coordinates.
+
+    A chain in the posterior's typical set keeps U within about dim / 2 of its minimum,
+    which is at most ``start``. A median over the second half of the draws above
+    10 (``start`` + dim) means the chain has left the posterior (a step too large for the
+    data) while every value stayed finite, which :class:`DivergenceError` does not catch.
+    Kernels that record no potential (NaN) are skipped.
+    """
+    second_half = potential[:, potential.shape[1] // 2 :]
+    if not np.isfinite(second_half).any():
+        return
+    settled = np.nanmedian(second_half, axis=1)
+    escaped = np.nonzero(settled > 10.0 * (start + dim))[0]
+    if len(escaped):
+        warnings.warn(
+            f"sampler '{kernel_name}': the potential of chain(s) {escaped.tolist()} settled at "
+            f"{settled[escaped].max():.3g}, far above its value {start:.3g} at the start "
+            f"(eta = 0): the chains have left the posterior. Lower step_size.",
+            RuntimeWarning,
+            stacklevel=stacklevel,
+        )

@@ -30,6 +30,7 @@ from sklearn.utils.validation import check_is_fitted, validate_data
 from ..algorithms import gibbs_svm
 from ..datasets.row_blocks import is_row_source
 from ..inference import CHAIN_METHODS, sample, to_inference_data
+from ..inference.checks import warn_if_escaped
 from .. import potentials
 from ..potentials import SVMData, build_potential, csr_to_padded
 from ..precision import maybe_x64
@@ -403,30 +404,10 @@ class BayesianSVC(ClassifierMixin, RegBayesEstimator):
         return self
 
     def _warn_if_escaped(self, potential, n, dim):
-        """Warn when the chains' potential settles far above its value at the start.
-
-        At the start (eta = 0) every hinge equals the margin: U(0) = C n l, with ``n`` the
-        rows summed over the problems whose potential is recorded. A chain in the
-        posterior's typical set keeps U within about dim / 2 of its minimum, which is at
-        most U(0). A median over the second half of the draws above 10 (U(0) + dim) means
-        the chain has left the posterior (a step too large for the data) while every value
-        stayed finite, which :class:`~regbayes.inference.DivergenceError` does not catch.
-        """
-        second_half = potential[:, potential.shape[1] // 2 :]
-        if not np.isfinite(second_half).any():
-            return  # srwm records no potential
-        settled = np.nanmedian(second_half, axis=1)
-        start = self.C * n * self.margin
-        limit = 10.0 * (start + dim)
-        escaped = np.nonzero(settled > limit)[0]
-        if len(escaped):
-            warnings.warn(
-                f"sampler '{self.sampler}': the potential of chain(s) {escaped.tolist()} settled at "
-                f"{settled[escaped].max():.3g}, far above its value {start:.3g} at the start "
-                f"(eta = 0): the chains have left the posterior. Lower step_size.",
-                RuntimeWarning,
-                stacklevel=2,
-            )
+        """:func:`~regbayes.inference.checks.warn_if_escaped` with the start value
+        ``U(0) = C n l``: at eta = 0 every hinge equals the margin (``n`` rows summed over
+        the problems whose potential is recorded)."""
+        warn_if_escaped(potential, self.C * n * self.margin, dim, self.sampler)
 
     def _store(self, result, shape, d):
         draws = result.positions.astype(np.float64)  # (chain, draw, *shape)
