@@ -28,7 +28,7 @@ from .block import _compile, _run_block, static_thin_loops  # noqa: F401  (_run_
 from .adaptation import DENSE_TRANSFORM_MAX, estimate_transform
 from .checks import check_finite, warn_if_stuck, window_moved
 from .step_adaptation import check_draws, check_warmup
-from .step_size_tuning import BLOCK_STEPS, DualAveraging
+from .step_size_tuning import DualAveraging, block_steps
 from .progress import progress_bar
 from .result import SampleResult
 
@@ -111,8 +111,8 @@ def sample(
 
     With ``target_acceptance`` (kernels that record an MH ``acceptance``; a constant
     ``step_size``), warm-up tunes the step toward that mean acceptance probability by dual
-    averaging (:mod:`~regbayes.inference.step_size_tuning`), restarting at each new
-    transform; the draws run with the tuned step, fixed.
+    averaging (:mod:`~regbayes.inference.step_size_tuning`), restarting when the first
+    estimated transform replaces ``T0``; the draws run with the tuned step, fixed.
 
     ``chain_method="vectorized"`` runs the chains side by side in this process (``vmap``);
     ``"dask"`` spreads them over the workers of a Dask cluster, ``vmap``-ed within each
@@ -272,7 +272,7 @@ def sample(
         recorded_potential.clear()
         pieces = max(n_pieces, math.ceil(n_steps / thin_ / capacity))
         if tuning:  # one dual-averaging update per chunk
-            pieces = max(pieces, math.ceil(n_steps / max(thin_, BLOCK_STEPS)))
+            pieces = max(pieces, math.ceil(n_steps / max(thin_, block_steps(n_steps))))
         if source is not None:  # a stream's pool is refilled, sharded chains move, between chunks
             if thin_ > source.steps_per_chunk:
                 raise ValueError(f"thin={thin_} is longer than the data's chunk of {source.steps_per_chunk} steps")
@@ -354,7 +354,7 @@ def sample(
                 if calibrate is not None:
                     T, noise = calibrate(T, window)
                 states = install(states, T, noise)
-                if tuner is not None:
+                if tuner is not None and index == 1:  # from T0 to the first estimate: the step starts again
                     tuner.restart(tuner.step_size)
             if hasattr(calibrate, "relaxation_steps"):
                 check_warmup(calibrate, n_warmup, kernel.name)

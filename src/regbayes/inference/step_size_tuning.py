@@ -8,14 +8,20 @@ Stan's constants. After block ``m`` of warm-up steps with mean acceptance probab
     log h_m    = mu - sqrt(m) / gamma * Hbar_m
     log hbar_m = m^(-kappa) log h_m + (1 - m^(-kappa)) log hbar_{m-1}
 
-with target ``delta``, ``mu = log(10 h)`` for the ``h`` the tuning (re)starts from,
-``gamma = 0.05``, ``t0 = 10``, ``kappa = 0.75``. The chains run with ``h_m``; at the end of
+with target ``delta``, ``mu = log h`` for the ``h`` the tuning (re)starts from,
+``gamma = 0.05``, ``t0 = 10``, ``kappa = 0.75``. (Stan takes ``mu = log(10 h)``, which
+starts the iterates about tenfold above ``h``; after a restart late in a short warm-up the
+few updates left kept that bias in the average, and a 200-step SRWM warm-up ended at an
+acceptance of 0.02.) The chains run with ``h_m``; at the end of
 warm-up the step becomes ``hbar`` (the iterates' weighted average), fixed for the draws, so
-the draws are those of an MH chain with one step. Like Stan, the tuning restarts when the
-whitening transform changes (the step that suited the old coordinates is the new start).
+the draws are those of an MH chain with one step. The tuning restarts when the first
+transform estimated from warm-up draws replaces the starting one, ``T0 = scale * I``
+(the step that suited the old coordinates is the new start). Stan restarts at every new
+transform; the driver's second window re-estimates a transform already fitted to the
+posterior, and a restart there left a 200-step warm-up 20 noisy updates to settle on.
 
 The driver (:func:`regbayes.inference.sample`, ``target_acceptance``) updates after each
-chunk of :data:`BLOCK_STEPS` warm-up steps, on the host: the step is a traced argument of
+chunk of :func:`block_steps` warm-up steps, on the host: the step is a traced argument of
 the compiled loop (:mod:`regbayes.schedules`), so a new step compiles nothing.
 """
 from __future__ import annotations
@@ -24,11 +30,24 @@ import math
 
 import numpy as np
 
-#: Warm-up steps per dual-averaging update (one chunk of the compiled loop each).
+#: Warm-up steps per dual-averaging update (one chunk of the compiled loop each) in phases
+#: of up to ``BLOCK_STEPS * MAX_UPDATES`` steps.
 BLOCK_STEPS = 5
+
+#: Updates per warm-up phase: at least ``MIN_UPDATES`` (where the phase has that many
+#: steps), at most about ``MAX_UPDATES`` in long phases (a chunk costs about a millisecond
+#: on the host).
+MIN_UPDATES, MAX_UPDATES = 20, 50
 
 #: Dual averaging's constants (Hoffman and Gelman 2014; Stan's defaults).
 GAMMA, T0, KAPPA = 0.05, 10.0, 0.75
+
+
+def block_steps(phase_steps: int) -> int:
+    """Steps per update in a warm-up phase of ``phase_steps`` steps: :data:`BLOCK_STEPS`,
+    fewer where the phase would get under :data:`MIN_UPDATES` updates, more where it would
+    get over :data:`MAX_UPDATES`."""
+    return max(1, min(phase_steps // MIN_UPDATES, max(BLOCK_STEPS, phase_steps // MAX_UPDATES)))
 
 
 class DualAveraging:
@@ -44,7 +63,7 @@ class DualAveraging:
 
     def restart(self, step_size: float) -> None:
         """Start again from ``step_size`` (after the coordinates changed)."""
-        self.mu = math.log(10.0 * step_size)
+        self.mu = math.log(step_size)
         self.m = 0
         self.h_bar_stat = 0.0
         self.log_step = math.log(step_size)

@@ -92,10 +92,11 @@ class BayesianSVC(ClassifierMixin, RegBayesEstimator):
         (``n_warmup=0``) the transform stays at its start ``T0 = sqrt(nu sigma_ref) I``
         (``sigma_ref I`` for shmc; see :mod:`regbayes.samplers.defaults`), and ssgnht's
         default step shrinks by ``sigma_ref / sqrt(nu sigma_ref)`` to match, and ssgnht
-        starts at rest (momentum 0, not eq. 14's N(0, I) draw). shmc's default step
-        (0.3) is where warm-up starts: it is tuned by dual averaging toward a mean
-        acceptance probability of 0.65 (:mod:`regbayes.inference.step_size_tuning`) and
-        the tuned step is ``step_size_``; a step given here is used as it is.
+        starts at rest (momentum 0, not eq. 14's N(0, I) draw). shmc's and srwm's
+        default steps are where warm-up starts: each is tuned by dual averaging toward a
+        mean acceptance of 0.65 (shmc) or 0.234 (srwm)
+        (:mod:`regbayes.inference.step_size_tuning`), and the tuned step is
+        ``step_size_``; a step given here is used as it is.
     schedule : {"adagrad", "polynomial", "constant"}, default="adagrad"
         Step schedule of ssgld and ssgnht. "adagrad" is SSGLD's per-coordinate
         preconditioner (constant h); other samplers read it as "constant".
@@ -308,7 +309,7 @@ class BayesianSVC(ClassifierMixin, RegBayesEstimator):
         self.noise_correction_ = calibration is not None
         kernel = self._kernel(batch_size, preconditioner)
         key = self._fit_key()
-        # SHMC's default step is tuned in warm-up to an acceptance (a step the user gives is kept)
+        # SHMC's and SRWM's default steps are tuned in warm-up to an acceptance (a step the user gives is kept)
         target = defaults.SAMPLER_DEFAULTS[self.sampler].target_acceptance if self.step_size is None else None
         with maybe_x64(use_x64):
             dtype = np.float64 if use_x64 else np.float32

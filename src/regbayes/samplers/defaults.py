@@ -17,6 +17,8 @@ Why these values (measured; BENCHMARKS.md and CHANGELOG.md have the figures):
   acceptance of 0.65 (``target_acceptance``; the optimum for HMC of fixed path length,
   Beskos et al. 2013). On Crammer–Singer posteriors, which narrow as 1 / sqrt(N) in all
   but one direction, a fixed 0.3 froze the chains as N grew (CHANGELOG.md, 2026-11-29).
+* srwm's 2.38 / sqrt(P) is tuned the same way toward 0.234 (Roberts, Gelman and Gilks
+  1997): the Gaussian optimum in whitened coordinates is not the hinge posterior's.
 * start scale: ``"geometric"`` is ``sqrt(nu sigma_ref)``: sigma_ref underestimates a hinge
   posterior's width (only points near the margin inform it) and nu bounds it from above;
   warm-up shrinks an over-large T faster than it grows a small one. Subgradient HMC, whose
@@ -46,7 +48,7 @@ SAMPLER_DEFAULTS = {
                              noise_step_factor=1.0, adagrad_step=0.4),
     "ssgnht": SamplerDefaults(0.15, thin=50, n_warmup=10_000, minibatch=True, start_scale="geometric",
                               noise_step_factor=0.15),
-    "srwm": SamplerDefaults(2.38, thin=50, n_warmup=10_000, minibatch=True, start_scale="geometric"),
+    "srwm": SamplerDefaults(2.38, thin=50, n_warmup=10_000, minibatch=True, start_scale="geometric", target_acceptance=0.234),
     "shmc": SamplerDefaults(0.3, thin=1, n_warmup=1000, minibatch=False, start_scale="sigma_ref", target_acceptance=0.65),
     "gibbs": SamplerDefaults(1.0, thin=1, n_warmup=1000, minibatch=False, start_scale="sigma_ref"),
 }
