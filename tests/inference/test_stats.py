@@ -8,7 +8,7 @@ import jax.numpy as jnp
 import numpy as np
 import pytest
 
-from regbayes.inference import driver, sample, to_inference_data
+from regbayes.inference import block, sample, to_inference_data
 from regbayes.potentials import build_potential
 from regbayes.samplers import SamplingAlgorithm, shmc, srwm, ssgld, ssgnht
 from regbayes.schedules import Constant
@@ -77,7 +77,7 @@ def test_constant_fields_are_not_written_per_draw():
     states = jax.vmap(kernel.init, in_axes=(0, 0, None))(jax.random.split(jax.random.key(0), 2), jnp.zeros((2, 1)), make_data())
     keys = jax.random.split(jax.random.key(1), 2)
     schedule = Constant(jnp.float32(0.3))
-    _, _, (positions, per_draw, per_chunk) = driver._run_block(
+    _, _, (positions, per_draw, per_chunk) = block._run_block(
         states, keys, make_data(), jnp.float32(0), jnp.int32(4), jnp.int32(5), schedule,
         kernel=kernel, schedule_fn=None, capacity=4,
     )

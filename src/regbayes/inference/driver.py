@@ -24,7 +24,7 @@ from ..rng import KEY_IMPL
 from ..samplers.base import SamplingAlgorithm
 from ..schedules import Constant, Polynomial, as_schedule
 from . import checkpoint as checkpoints
-from .block import _compile, _run_block, static_thin_loops  # noqa: F401  (_run_block: the module's program)
+from .block import _compile, static_thin_loops
 from .adaptation import DENSE_TRANSFORM_MAX, estimate_transform
 from .checks import check_finite, warn_if_stuck, window_moved
 from .step_adaptation import check_draws, check_warmup
