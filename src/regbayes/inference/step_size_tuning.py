@@ -10,15 +10,16 @@ Stan's constants. After block ``m`` of warm-up steps with mean acceptance probab
 
 with target ``delta``, ``mu = log h`` for the ``h`` the tuning (re)starts from,
 ``gamma = 0.05``, ``t0 = 10``, ``kappa = 0.75``. (Stan takes ``mu = log(10 h)``, which
-starts the iterates about tenfold above ``h``; after a restart late in a short warm-up the
-few updates left kept that bias in the average, and a 200-step SRWM warm-up ended at an
-acceptance of 0.02.) The chains run with ``h_m``; at the end of
-warm-up the step becomes ``hbar`` (the iterates' weighted average), fixed for the draws, so
-the draws are those of an MH chain with one step. The tuning restarts when the first
-transform estimated from warm-up draws replaces the starting one, ``T0 = scale * I``
-(the step that suited the old coordinates is the new start). Stan restarts at every new
-transform; the driver's second window re-estimates a transform already fitted to the
-posterior, and a restart there left a 200-step warm-up 20 noisy updates to settle on.
+starts the iterates about tenfold above ``h``, a bias for NUTS's benefit; after a restart
+late in a short warm-up the few updates left kept it in the average.) The chains run with
+``h_m``; at the end of warm-up the step becomes ``hbar`` (the iterates' weighted average),
+fixed for the draws, so the draws are those of an MH chain with one step. The tuning
+restarts when the first transform estimated from warm-up draws replaces the starting one,
+``T0 = scale * I`` (the step that suited the old coordinates is the new start). Stan
+restarts at every new transform; the driver's second window re-estimates a transform
+already fitted to the posterior, and a restart there leaves a short warm-up's last phase
+too few noisy updates to settle on. The measurements behind both choices are in
+CHANGELOG.md (2026-11-29).
 
 The driver (:func:`regbayes.inference.sample`, ``target_acceptance``) updates after each
 chunk of :func:`block_steps` warm-up steps, on the host: the step is a traced argument of
